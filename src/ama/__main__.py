@@ -1,0 +1,3 @@
+from ama.cli.main import main
+
+raise SystemExit(main())

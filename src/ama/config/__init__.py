@@ -1,0 +1,1 @@
+"""Configuration files, paths and environment overrides."""

@@ -1,0 +1,132 @@
+"""Load and merge configuration: defaults < user file < project file < environment.
+
+Bad input never crashes and never loses anything: an unreadable or invalid file, an
+unknown key, a value of the wrong type, or a project key a project may not set is
+reported in ``Config.warnings`` (with the file and the offending key) and ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ama.config import paths
+from ama.config.schema import KEYS, OBJECT_KEYS, Key
+
+PROJECT_FILE = Path(".ama") / "config.json"
+
+#: environment variable -> (key, value mapping)
+ENV_OVERRIDES: dict[str, str] = {
+    "AMA_SANDBOX": "sandbox.enabled",
+    "AMA_CHECKPOINTS": "checkpoints.mode",
+    "AMA_MODEL": "model",
+    "AMA_PERMISSION_MODE": "permissionMode",
+}
+
+
+@dataclass
+class Config:
+    values: dict[str, Any] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if key in self.values:
+            return self.values[key]
+        k = KEYS.get(key)
+        return k.default if k is not None else default
+
+
+def flatten(obj: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in obj.items():
+        name = f"{prefix}{k}"
+        if isinstance(v, dict) and name not in OBJECT_KEYS:
+            out.update(flatten(v, name + "."))
+        else:
+            out[name] = v
+    return out
+
+
+def check_value(key: Key, value: Any) -> str | None:
+    """An error message if ``value`` does not fit ``key``, else None."""
+    t = key.type
+    choices = key.choices()
+    if choices is not None:
+        return None if value in choices else f"must be one of {', '.join(choices)}, got {value!r}"
+    ok = {
+        "str": isinstance(value, str) or value is None,
+        "int": isinstance(value, int) and not isinstance(value, bool) and value >= 0,
+        "bool": isinstance(value, bool),
+        "list[str]": isinstance(value, list) and all(isinstance(x, str) for x in value),
+        "object": isinstance(value, dict),
+    }.get(t, True)
+    return None if ok else f"must be of type {t}, got {value!r}"
+
+
+def read_file(path: Path, warnings: list[str]) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as e:
+        warnings.append(f"{path}: cannot read ({e.strerror}); ignored")
+        return {}
+    try:
+        data = json.loads(text) if text.strip() else {}
+    except json.JSONDecodeError as e:
+        warnings.append(f"{path}: invalid JSON at line {e.lineno} column {e.colno}; file ignored")
+        return {}
+    if not isinstance(data, dict):
+        warnings.append(f"{path}: top level must be a JSON object; file ignored")
+        return {}
+    return flatten(data)
+
+
+def load_config(cwd: str | os.PathLike[str] | None = None, *, user_path: Path | None = None) -> Config:
+    cfg = Config()
+    user_path = user_path or paths.user_config_path()
+    user = read_file(user_path, cfg.warnings)
+    for name, value in user.items():
+        key = KEYS.get(name)
+        if key is None:
+            cfg.warnings.append(f"{user_path}: unknown key {name!r}; ignored")
+            continue
+        err = check_value(key, value)
+        if err:
+            cfg.warnings.append(f"{user_path}: {name} {err}; ignored")
+            continue
+        cfg.values[name] = value
+        cfg.sources[name] = str(user_path)
+    if cwd is not None:
+        project_path = Path(cwd) / PROJECT_FILE
+        project = read_file(project_path, cfg.warnings)
+        for name, value in project.items():
+            key = KEYS.get(name)
+            if key is None:
+                cfg.warnings.append(f"{project_path}: unknown key {name!r}; ignored")
+                continue
+            err = check_value(key, value)
+            if err:
+                cfg.warnings.append(f"{project_path}: {name} {err}; ignored")
+                continue
+            allowed = key.project
+            if allowed == "no" or (callable(allowed) and not allowed(cfg.get(name), value)):
+                cfg.warnings.append(f"{project_path}: a project may not set {name} to {value!r}; ignored")
+                continue
+            cfg.values[name] = value
+            cfg.sources[name] = str(project_path)
+    for var, name in ENV_OVERRIDES.items():
+        value = os.environ.get(var)
+        if value is None or value == "":
+            continue
+        err = check_value(KEYS[name], value)
+        if err:
+            cfg.warnings.append(f"${var}: {err}; ignored")
+            continue
+        cfg.values[name] = value
+        cfg.sources[name] = f"${var}"
+    return cfg

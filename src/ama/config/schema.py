@@ -1,0 +1,69 @@
+"""Every configuration key ama knows: type, default, description, and what a project may set.
+
+Config files are JSON objects; nested objects are flattened to dotted keys
+(``{"sandbox": {"network": "deny"}}`` is ``sandbox.network``).  Keys whose value is a
+free-form object (``providers``, ``hooks``) are listed as such and not flattened further.
+
+``project`` says what a project-level ``.ama/config.json`` may do with a key:
+``"any"`` set it; ``"no"`` never (ignored with a warning); or a callable
+``(user_value, project_value) -> bool`` that accepts only values that tighten.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Key:
+    name: str
+    type: str  # "str" | "int" | "bool" | "list[str]" | "object" | one of "a|b|c"
+    default: Any
+    description: str
+    project: str | Callable[[Any, Any], bool] = "no"
+
+    def choices(self) -> list[str] | None:
+        return self.type.split("|") if "|" in self.type else None
+
+
+def _only(value: Any) -> Callable[[Any, Any], bool]:
+    return lambda _user, project: project == value
+
+
+def _smaller(_user: Any, project: Any) -> bool:
+    return isinstance(project, int) and (not isinstance(_user, int) or project <= _user)
+
+
+KEYS: dict[str, Key] = {
+    k.name: k
+    for k in [
+        Key("model", "str", None, "Default model as provider/id (e.g. anthropic/claude-sonnet-4-5).", "any"),
+        Key("thinkingLevel", "off|minimal|low|medium|high|xhigh", "off", "Default thinking / reasoning level.", "any"),
+        Key(
+            "permissionMode",
+            "plan|allowlist|default|auto-edit|full-auto",
+            "default",
+            "Default permission mode for new sessions.",
+        ),
+        Key("sessionDir", "str", None, "Sessions directory (default <data dir>/sessions)."),
+        Key("providers", "object", {}, "Extra model providers, pi models.json style (see docs/providers.md)."),
+        Key("hooks", "object", {}, "Command hooks by event (see docs/hooks.md)."),
+        Key("permissions.allow", "list[str]", [], "Rules that allow a tool call without asking, e.g. 'bash(npm test)'."),
+        Key("permissions.deny", "list[str]", [], "Rules that always deny a tool call, e.g. 'read(.env)'.", "any"),
+        Key("permissions.ask", "list[str]", [], "Rules that always ask before a tool call.", "any"),
+        Key("ui.restoreOnCancel", "bool", True, "Esc before any reply withdraws the turn and refills the prompt."),
+        Key("checkpoints.mode", "tools|shadow-git|off", "tools", "File checkpoints for rewind (AMA_CHECKPOINTS).", _only("off")),
+        Key("checkpoints.maxFileBytes", "int", 5 * 1024 * 1024, "Files larger than this are not backed up.", _smaller),
+        Key("checkpoints.keep", "int", 100, "Checkpoints older than the newest N are not offered as rewind points."),
+        Key("sandbox.enabled", "auto|off", "auto", "Use the OS sandbox when available (AMA_SANDBOX=off overrides)."),
+        Key("sandbox.bash", "auto|off", "off", "Run bash in the OS sandbox (bwrap / sandbox-exec only)."),
+        Key("sandbox.network", "deny|allow", "deny", "Network inside the bash sandbox.", _only("deny")),
+        Key("sandbox.writable", "list[str]", [], "Extra writable directories for the bash sandbox (absolute or ~/)."),
+        Key("sandbox.env", "list[str]", [], "Credential variables passed into the sandbox despite scrubbing."),
+    ]
+}
+
+#: Keys whose values are objects kept whole (not flattened).
+OBJECT_KEYS = frozenset(k for k, v in KEYS.items() if v.type == "object")
