@@ -1,0 +1,102 @@
+"""The one module that talks HTTP (and imports httpx): POST a body, iterate its SSE events.
+
+Transport failures and HTTP error statuses become :class:`ProviderError` here and never
+leak.  One ``AsyncClient`` is kept per event loop so that the turns of an agent run reuse
+their connection; :func:`aclose` closes the current loop's client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from collections.abc import AsyncIterator
+
+import httpx
+
+from ama.ai.builder import MessageBuilder
+from ama.ai.errors import ProviderError, error_for_status, error_message_from_body, parse_retry_after
+from ama.ai.sse import iter_sse
+from ama.ai.types import StreamOptions
+
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = weakref.WeakKeyDictionary()
+_MAX_ERROR_BODY = 64 * 1024
+
+
+def _client() -> httpx.AsyncClient:
+    loop = asyncio.get_running_loop()
+    client = _clients.get(loop)
+    if client is None or client.is_closed:
+        client = httpx.AsyncClient(timeout=None, follow_redirects=False)
+        _clients[loop] = client
+    return client
+
+
+async def aclose() -> None:
+    """Close the HTTP client of the running loop (call before the loop ends)."""
+    loop = asyncio.get_running_loop()
+    client = _clients.pop(loop, None)
+    if client is not None:
+        await client.aclose()
+
+
+def _timeout(options: StreamOptions) -> httpx.Timeout:
+    t = options.timeout
+    return httpx.Timeout(t, connect=min(t, 30.0), pool=min(t, 30.0))
+
+
+async def post_sse(
+    url: str,
+    headers: dict[str, str],
+    body: bytes,
+    options: StreamOptions,
+    builder: MessageBuilder,
+) -> AsyncIterator[tuple[str, str]]:
+    """POST ``body`` and yield the response's SSE ``(event, data)`` pairs.
+
+    Raises ProviderError for an error status (with ``retry_after`` from the headers), a
+    transport failure, a timeout, or a body cut off mid-stream.
+    """
+    provider = builder.model.provider
+    builder.requested = True
+    try:
+        async with _client().stream("POST", url, content=body, headers=headers, timeout=_timeout(options)) as resp:
+            builder.http_status = resp.status_code
+            if resp.status_code >= 400:
+                raw = bytearray()
+                async for chunk in resp.aiter_bytes():
+                    builder.mark_first_byte()
+                    raw += chunk
+                    if len(raw) > _MAX_ERROR_BODY:
+                        break
+                message, err_type = error_message_from_body(resp.status_code, bytes(raw))
+                raise error_for_status(
+                    resp.status_code,
+                    message,
+                    error_type=err_type,
+                    retry_after=parse_retry_after(resp.headers),
+                    provider=provider,
+                )
+
+            async def chunks() -> AsyncIterator[bytes]:
+                async for chunk in resp.aiter_bytes():
+                    builder.mark_first_byte()
+                    yield chunk
+
+            async for item in iter_sse(chunks()):
+                yield item
+    except ProviderError:
+        raise
+    except httpx.TimeoutException as e:
+        raise ProviderError(
+            "timeout", f"{provider}: request timed out ({type(e).__name__})", retryable=True, provider=provider
+        ) from e
+    except httpx.RemoteProtocolError as e:
+        raise ProviderError(
+            "network", f"{provider}: connection dropped mid-response ({e})", retryable=True, provider=provider
+        ) from e
+    except httpx.TransportError as e:
+        raise ProviderError(
+            "network", f"{provider}: {type(e).__name__}: {e or 'connection failed'}", retryable=True, provider=provider
+        ) from e
+    except (httpx.HTTPError, httpx.InvalidURL) as e:
+        raise ProviderError("invalid_request", f"{provider}: {e}", provider=provider) from e
