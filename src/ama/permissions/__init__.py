@@ -1,0 +1,61 @@
+"""Permission modes, rules, the dangerous-command table, secret paths and the decision pipeline.
+
+``decide(tool, args, ctx)`` is one pure function over plain data (``PermissionContext``);
+``PermissionSession`` wraps it with the session's "allow for session" memory.  The only
+knowledge of ``ama.sandbox`` is the ``SandboxStatus`` protocol (``active``,
+``isolates_network``).  See docs/permissions.md.
+"""
+
+from ama.permissions._dangerous import DANGEROUS, Danger, Finding, find_dangers
+from ama.permissions._pipeline import READ_ONLY_TOOLS, TOOLS, ToolSpec, decide, resolve_path
+from ama.permissions._rules import Rule, Rules
+from ama.permissions._secrets import HOME_SECRETS, mentions_secret, secret_path
+from ama.permissions._session import PermissionSession
+from ama.permissions._shell import Analysis, Command, analyze
+from ama.permissions._types import (
+    ALLOW_ONCE,
+    ALLOW_SESSION,
+    DENY,
+    MODES,
+    Answer,
+    Decision,
+    HookDecision,
+    HookVerdict,
+    PermissionContext,
+    SandboxInfo,
+    SandboxStatus,
+    check_mode,
+)
+
+__all__ = [
+    "ALLOW_ONCE",
+    "ALLOW_SESSION",
+    "DANGEROUS",
+    "DENY",
+    "HOME_SECRETS",
+    "MODES",
+    "READ_ONLY_TOOLS",
+    "TOOLS",
+    "Analysis",
+    "Answer",
+    "Command",
+    "Danger",
+    "Decision",
+    "Finding",
+    "HookDecision",
+    "HookVerdict",
+    "PermissionContext",
+    "PermissionSession",
+    "Rule",
+    "Rules",
+    "SandboxInfo",
+    "SandboxStatus",
+    "ToolSpec",
+    "analyze",
+    "check_mode",
+    "decide",
+    "find_dangers",
+    "mentions_secret",
+    "resolve_path",
+    "secret_path",
+]

@@ -1,0 +1,115 @@
+"""Secret paths: credentials a tool call never reads (or writes) without asking.
+
+The list is the one the OS sandbox makes unreadable (000 sandbox.md, "不可读"): ``~/.ssh``,
+``~/.gnupg``, ``~/.aws``, ``~/.kube``, ``~/.docker/config.json``, ``~/.config/gcloud``,
+``~/.netrc``, ``~/.pgpass``, ``~/.git-credentials``, ama's ``auth.json`` in its config
+directory; plus ``.env`` / ``.env.*`` files anywhere (templates such as ``.env.example``
+excepted).
+
+Two checks: ``secret_path`` for a path argument already resolved to an absolute path, and
+``mentions_secret`` for free text (a bash command, its words, a rule pattern).  Text checks
+are lexical: ``cat $(ls -a | grep env)`` builds its path at run time and is not seen.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import posixpath
+import re
+
+from ama.permissions._dangerous import expand_home
+
+HOME_SECRETS = (
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".kube",
+    ".docker/config.json",
+    ".config/gcloud",
+    ".netrc",
+    ".pgpass",
+    ".git-credentials",
+)
+AUTH_FILE = "auth.json"
+ENV_TEMPLATES = frozenset({".env.example", ".env.sample", ".env.template", ".env.dist", ".env.defaults"})
+
+_B = r"(?<![\w.-])"  # start of a path component
+_E = r"(?![\w-])"  # end of a name (a following "." or "/" is fine: .ssh/id_rsa, .netrc.bak)
+_HOME_RE = re.compile(_B + "(" + "|".join(re.escape(n) for n in HOME_SECRETS) + ")" + _E)
+_ENV_RE = re.compile(_B + r"(\.env(?:\.[\w.-]+)?)(?![\w/-])")
+_GLOB = re.compile(r"[*?\[]")
+
+
+def is_env_file(name: str) -> bool:
+    return (name == ".env" or name.startswith(".env.")) and name not in ENV_TEMPLATES
+
+
+def secret_paths(home: str, config_dir: str) -> list[str]:
+    """The absolute secret paths (``.env`` files excepted: they are matched by name)."""
+    return [posixpath.join(home, n) for n in HOME_SECRETS] + [posixpath.join(config_dir, AUTH_FILE)]
+
+
+def _label(path: str, home: str) -> str:
+    if home and (path == home or path.startswith(home.rstrip("/") + "/")):
+        return "~" + path[len(home.rstrip("/")) :]
+    return path
+
+
+def secret_path(path: str, *, home: str, config_dir: str) -> str | None:
+    """A short name of the secret ``path`` (absolute, normalized) is or lies in, else None."""
+    for s in secret_paths(home, config_dir):
+        if path == s or path.startswith(s + "/"):
+            return _label(s, home)
+    if is_env_file(posixpath.basename(path)):
+        return posixpath.basename(path)
+    return None
+
+
+def _auth_patterns(home: str, config_dir: str) -> list[re.Pattern[str]]:
+    full = posixpath.join(config_dir, AUTH_FILE)
+    pats = [re.compile(re.escape(full) + _E)]
+    if home and full.startswith(home.rstrip("/") + "/"):
+        rel = full[len(home.rstrip("/")) + 1 :]
+        pats.append(re.compile(_B + re.escape(rel) + _E))
+    return pats
+
+
+def mentions_secret(text: str, *, home: str, config_dir: str, cwd: str = "/") -> str | None:
+    """The first secret ``text`` names (lexically), else None.  Globs in words are matched
+    against the secret paths too: ``~/.ss*/id_rsa`` names ``~/.ssh``."""
+    m = _HOME_RE.search(text)
+    if m:
+        return "~/" + m.group(1)
+    for pat in _auth_patterns(home, config_dir):
+        if pat.search(text):
+            return _label(posixpath.join(config_dir, AUTH_FILE), home)
+    for m in _ENV_RE.finditer(text):
+        if is_env_file(m.group(1)):
+            return m.group(1)
+    if _GLOB.search(text):
+        for word in text.split():
+            hit = _glob_names_secret(word, home=home, config_dir=config_dir, cwd=cwd)
+            if hit:
+                return hit
+    return None
+
+
+def _glob_names_secret(word: str, *, home: str, config_dir: str, cwd: str) -> str | None:
+    if not _GLOB.search(word):
+        return None
+    word = expand_home(word.strip("'\""), home)
+    path = posixpath.normpath(word if word.startswith("/") else posixpath.join(cwd, word))
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    for secret in [*secret_paths(home, config_dir), posixpath.join(cwd, ".env")]:
+        sparts = [p for p in secret.split("/") if p]
+        if len(parts) < len(sparts):
+            continue
+        if all(_component_matches(s, p) for s, p in zip(sparts, parts)):
+            return _label(secret, home)
+    return None
+
+
+def _component_matches(name: str, pattern: str) -> bool:
+    if name.startswith(".") and not pattern.startswith("."):
+        return False  # the shell's * does not match dotfiles
+    return fnmatch.fnmatchcase(name, pattern)

@@ -1,0 +1,439 @@
+"""A small POSIX-shell reader: enough structure to judge a command, never to run one.
+
+``analyze(text)`` splits a command line into simple commands (on ``;``, ``&&``, ``||``,
+``|``, ``&``, newlines and parentheses), removes quoting the way the shell does, and looks
+inside the places where the shell runs more code: ``sh -c '…'`` / ``bash -c`` (and the
+other shells), ``eval``, ``$(…)``, backticks and ``<(…)`` / ``>(…)``.  Every simple command
+of every level lands in one flat list, each knowing its parent, its pipeline and its depth.
+
+Why not :mod:`shlex` alone: ``shlex`` drops the quoting context, so ``"$(rm -rf /)"`` (runs)
+and ``'$(rm -rf /)'`` (does not) come out the same, and it has no notion of heredocs or
+process substitution.  This reader keeps that context; it is ~250 lines and tested with
+the quoting tricks in ``tests/permissions``.
+
+What it does not do: expand variables (except ``~`` / ``$HOME`` where callers ask), follow
+``cd``, look into scripts that are files, or understand ``case`` patterns and functions
+beyond splitting on their punctuation.  Anything it cannot read sets ``error``; nesting
+deeper than ``MAX_DEPTH`` (or more than ``MAX_COMMANDS`` commands) sets ``too_deep``.
+Callers treat both as "cannot tell": they ask.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+#: Levels of ``sh -c`` / ``eval`` / ``$(…)`` nesting that are inspected; deeper asks.
+MAX_DEPTH = 3
+#: Simple commands inspected in one call; more asks.
+MAX_COMMANDS = 500
+
+SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "busybox"})
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
+_RESERVED = frozenset(
+    {"!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "esac"}
+)
+# longest first
+_OPERATORS = (
+    ";;&", "&>>", "<<<", "<<-",
+    "&&", "||", ";;", ";&", "|&", "&>", ">>", ">|", ">&", "<<", "<&", "<>",
+    ";", "&", "|", "(", ")", "\n", "<", ">",
+)  # fmt: skip
+_REDIRECTS = frozenset({"&>>", "<<<", "<<-", "&>", ">>", ">|", ">&", "<<", "<&", "<>", "<", ">"})
+_PIPES = frozenset({"|", "|&"})
+_PARENS = frozenset({"(", ")"})
+
+
+class ParseError(ValueError):
+    pass
+
+
+@dataclass
+class Command:
+    """One simple command.  ``argv`` has quoting removed; substitutions stay as written."""
+
+    argv: list[str]
+    redirects: list[tuple[str, str]] = field(default_factory=list)
+    depth: int = 0
+    parent: int | None = None  # index of the command whose word / -c script holds this one
+    pipeline: int = 0  # commands joined by | share a pipeline id
+    position: int = 0  # place within the pipeline
+    inner: list[str] = field(default_factory=list)  # argv without assignments and wrappers
+    wrappers: list[str] = field(default_factory=list)  # basenames of sudo, env, timeout, ...
+    transparent: bool = False  # a pure ``sh -c`` / ``eval`` whose script was read as commands
+
+    @property
+    def text(self) -> str:
+        """argv and redirections joined by single spaces (what rules match against)."""
+        parts = list(self.argv) + [f"{op} {target}" for op, target in self.redirects]
+        return " ".join(parts)
+
+    @property
+    def inner_text(self) -> str:
+        return " ".join(self.inner)
+
+    @property
+    def name(self) -> str:
+        """Basename of the program actually run (``/bin/rm`` -> ``rm``)."""
+        return os.path.basename(self.inner[0]) if self.inner else ""
+
+    def words(self) -> list[str]:
+        return list(self.argv) + [t for _op, t in self.redirects]
+
+
+@dataclass
+class Analysis:
+    text: str
+    commands: list[Command] = field(default_factory=list)
+    scripts: list[str] = field(default_factory=list)  # every script text read, outermost first
+    error: str | None = None
+    too_deep: bool = False
+    pipelines: int = 0  # pipeline ids handed out so far
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and not self.too_deep
+
+
+# --- lexer ------------------------------------------------------------------------------
+
+
+@dataclass
+class _Word:
+    value: str
+    subs: list[str]
+    quoted: bool
+    only_subs: bool = False  # substitutions of a heredoc body: no argv word
+
+
+def _skip_quoted(s: str, i: int) -> int:
+    """Index just after the quoted string, parameter or substitution starting at ``s[i]``."""
+    c = s[i]
+    if c == "'":
+        j = s.find("'", i + 1)
+        if j < 0:
+            raise ParseError("unterminated single quote")
+        return j + 1
+    if c == '"':
+        j = i + 1
+        while j < len(s):
+            if s[j] == "\\":
+                j += 2
+            elif s[j] == '"':
+                return j + 1
+            elif s[j] == "`" or (s[j] == "$" and s.startswith(("$(", "${"), j)):
+                j = _skip_quoted(s, j)
+            else:
+                j += 1
+        raise ParseError("unterminated double quote")
+    if c == "`":
+        j = i + 1
+        while j < len(s):
+            if s[j] == "\\":
+                j += 2
+            elif s[j] == "`":
+                return j + 1
+            else:
+                j += 1
+        raise ParseError("unterminated backquote")
+    # "$(", "${", "<(", ">(": balanced to the closing bracket
+    close = "}" if s[i + 1] == "{" else ")"
+    opener = s[i + 1]
+    depth, j = 1, i + 2
+    while j < len(s):
+        ch = s[j]
+        if ch == "\\":
+            j += 2
+            continue
+        if ch in "'\"`" or (ch == "$" and s.startswith(("$(", "${"), j)):
+            j = _skip_quoted(s, j)
+            continue
+        if ch == opener:
+            depth += 1
+        elif ch == close:
+            depth -= 1
+            if depth == 0:
+                return j + 1
+        j += 1
+    raise ParseError(f"unterminated {s[i : i + 2]}")
+
+
+def _tokens(s: str) -> list[_Word | str]:
+    """Words (quoting removed, substitutions collected) and operator strings."""
+    out: list[_Word | str] = []
+    buf: list[str] = []
+    subs: list[str] = []
+    in_word = quoted = False
+    heredocs: list[tuple[str, bool, bool]] = []  # (delimiter, strip tabs, body expands)
+    pending_heredoc: str | None = None
+    i, n = 0, len(s)
+
+    def flush() -> None:
+        nonlocal buf, subs, in_word, quoted, pending_heredoc
+        if in_word:
+            word = _Word("".join(buf), subs, quoted)
+            out.append(word)
+            if pending_heredoc is not None:
+                heredocs.append((word.value, pending_heredoc == "<<-", not quoted))
+                pending_heredoc = None
+        buf, subs, in_word, quoted = [], [], False, False
+
+    while i < n:
+        c = s[i]
+        if c in " \t\r":
+            flush()
+            i += 1
+        elif c == "\\":
+            if s.startswith("\\\n", i):
+                i += 2
+                continue
+            in_word = quoted = True
+            buf.append(s[i + 1] if i + 1 < n else "")
+            i += 2
+        elif c == "'":
+            j = _skip_quoted(s, i)
+            buf.append(s[i + 1 : j - 1])
+            in_word = quoted = True
+            i = j
+        elif c == '"':
+            j = _skip_quoted(s, i)
+            k = i + 1
+            while k < j - 1:
+                ch = s[k]
+                if ch == "\\" and k + 1 < j - 1 and s[k + 1] in '$`"\\\n':
+                    buf.append(s[k + 1] if s[k + 1] != "\n" else "")
+                    k += 2
+                elif ch == "`" or s.startswith("$(", k):
+                    e = _skip_quoted(s, k)
+                    if not s.startswith("$((", k):
+                        subs.append(s[k + 1 : e - 1] if ch == "`" else s[k + 2 : e - 1])
+                    buf.append(s[k:e])
+                    k = e
+                else:
+                    buf.append(ch)
+                    k += 1
+            in_word = quoted = True
+            i = j
+        elif c == "`" or s.startswith(("$(", "${"), i) or (s.startswith(("<(", ">("), i)):
+            j = _skip_quoted(s, i)
+            if c == "`":
+                subs.append(s[i + 1 : j - 1])
+            elif not s.startswith(("${", "$(("), i):
+                subs.append(s[i + 2 : j - 1])
+            buf.append(s[i:j])
+            in_word = True
+            i = j
+        elif c == "#" and not in_word:
+            while i < n and s[i] != "\n":
+                i += 1
+        elif c in ";&|()\n<>":
+            op = next(o for o in _OPERATORS if s.startswith(o, i))
+            if op in _REDIRECTS and in_word and not quoted and "".join(buf).isdigit():
+                buf, in_word = [], False  # "2>" : an fd number, not a word
+            flush()
+            out.append(op)
+            i += len(op)
+            if op in ("<<", "<<-"):
+                pending_heredoc = op
+            if op == "\n" and heredocs:
+                i = _skip_heredocs(s, i, heredocs, out)
+                heredocs = []
+        else:
+            buf.append(c)
+            in_word = True
+            i += 1
+    flush()
+    return out
+
+
+def _skip_heredocs(s: str, i: int, heredocs: list[tuple[str, bool, bool]], out: list[_Word | str]) -> int:
+    """Skip heredoc bodies after a newline; substitutions in expanding bodies become a word."""
+    for delim, strip_tabs, expands in heredocs:
+        body: list[str] = []
+        while i < len(s):
+            end = s.find("\n", i)
+            line = s[i:] if end < 0 else s[i:end]
+            i = len(s) if end < 0 else end + 1
+            if (line.lstrip("\t") if strip_tabs else line) == delim:
+                break
+            body.append(line)
+        if expands:
+            text = "\n".join(body)
+            subs = _substitutions(text)
+            if subs:
+                out.insert(len(out) - 1, _Word(text, subs, True, only_subs=True))
+    return i
+
+
+def _substitutions(text: str) -> list[str]:
+    """``$(…)`` and backtick bodies in text that expands like a double-quoted string."""
+    subs: list[str] = []
+    k = 0
+    try:
+        while k < len(text):
+            if text[k] == "\\":
+                k += 2
+            elif text[k] == "`" or (text.startswith("$(", k) and not text.startswith("$((", k)):
+                e = _skip_quoted(text, k)
+                subs.append(text[k + 1 : e - 1] if text[k] == "`" else text[k + 2 : e - 1])
+                k = e
+            else:
+                k += 1
+    except ParseError:
+        pass
+    return subs
+
+
+# --- commands ---------------------------------------------------------------------------
+
+
+def _skip_options(args: list[str], i: int, with_value: frozenset[str] = frozenset()) -> int:
+    while i < len(args) and args[i].startswith("-") and args[i] != "-":
+        if args[i] == "--":
+            return i + 1
+        i += 2 if args[i] in with_value else 1
+    return i
+
+
+def unwrap(argv: list[str]) -> tuple[list[str], list[str]]:
+    """The command actually run, without ``VAR=x``, ``env``, ``sudo``, ``timeout 5``, ...
+
+    Returns ``(inner argv, wrapper basenames)``; ``command -v x`` runs nothing (empty argv).
+    """
+    wrappers: list[str] = []
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if _ASSIGNMENT.match(word):
+            i += 1
+            continue
+        if word in _RESERVED:
+            i += 1
+            continue
+        name = os.path.basename(word)
+        rest = argv[i + 1 :]
+        if name in ("sudo", "doas", "pkexec"):
+            wrappers.append(name)
+            i = _skip_options(
+                argv, i + 1, frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T"})
+            )
+        elif name == "env":
+            wrappers.append(name)
+            i = _skip_options(argv, i + 1, frozenset({"-u", "-C", "-S", "--unset", "--chdir"}))
+        elif name in (
+            "command",
+            "builtin",
+            "exec",
+            "nohup",
+            "time",
+            "noglob",
+            "stdbuf",
+            "unbuffer",
+            "ionice",
+        ):
+            if name == "command" and any(a in ("-v", "-V") for a in rest[:1]):
+                return [], wrappers + [name]
+            wrappers.append(name)
+            i = _skip_options(argv, i + 1, frozenset({"-a", "-c", "-n", "-o", "-e", "-i"}))
+        elif name == "nice":
+            wrappers.append(name)
+            i = _skip_options(argv, i + 1, frozenset({"-n"}))
+        elif name == "timeout":
+            wrappers.append(name)
+            i = _skip_options(argv, i + 1, frozenset({"-s", "-k", "--signal", "--kill-after"})) + 1
+        elif name == "xargs":
+            wrappers.append(name)
+            i = _skip_options(argv, i + 1, frozenset({"-I", "-n", "-P", "-d", "-E", "-L", "-s", "-a"}))
+        else:
+            return argv[i:], wrappers
+    return [], wrappers
+
+
+def shell_script(argv: list[str]) -> str | None:
+    """The script of ``sh -c SCRIPT`` (any shell, flags like ``-lc`` / ``-e -c``), else None."""
+    if not argv or os.path.basename(argv[0]) not in SHELLS:
+        return None
+    args = argv[1:]
+    if os.path.basename(argv[0]) == "busybox":
+        if not args or args[0] not in SHELLS:
+            return None
+        args = args[1:]
+    i, has_c = 0, False
+    while i < len(args) and args[i].startswith(("-", "+")) and args[i] not in ("-", "--"):
+        a = args[i]
+        if not a.startswith("--") and "c" in a[1:]:
+            has_c = True
+        i += 2 if a in ("-o", "+o", "-O", "+O") else 1
+    if i < len(args) and args[i] == "--":
+        i += 1
+    return args[i] if has_c and i < len(args) else None
+
+
+def analyze(text: str, *, max_depth: int = MAX_DEPTH) -> Analysis:
+    """Read ``text`` into simple commands at every nesting level (see module docstring)."""
+    result = Analysis(text)
+    _read(text, result, depth=0, parent=None, max_depth=max_depth)
+    return result
+
+
+def _read(text: str, result: Analysis, *, depth: int, parent: int | None, max_depth: int) -> None:
+    if depth > max_depth:
+        result.too_deep = True
+        return
+    result.scripts.append(text)
+    try:
+        tokens = _tokens(text)
+    except ParseError as e:
+        result.error = result.error or str(e)
+        return
+    result.pipelines += 1
+    pipeline, position = result.pipelines, 0
+    argv: list[str] = []
+    redirects: list[tuple[str, str]] = []
+    subs: list[str] = []
+    pending: str | None = None
+
+    def finish() -> None:
+        nonlocal argv, redirects, subs
+        words, redirs, nested = argv, redirects, subs
+        argv, redirects, subs = [], [], []
+        if not (words or redirs or nested):
+            return
+        if len(result.commands) >= MAX_COMMANDS:
+            result.too_deep = True
+            return
+        inner, wrappers = unwrap(words)
+        cmd = Command(words, redirs, depth, parent, pipeline, position, inner, wrappers)
+        result.commands.append(cmd)
+        index = len(result.commands) - 1
+        plain = not redirs and not wrappers and len(inner) == len(words)
+        script = shell_script(inner)
+        if script is None and inner and inner[0] == "eval":
+            script = " ".join(inner[1:])
+        if script is not None:
+            cmd.transparent = plain
+            _read(script, result, depth=depth + 1, parent=index, max_depth=max_depth)
+        for sub in nested:
+            _read(sub, result, depth=depth + 1, parent=index, max_depth=max_depth)
+
+    for tok in tokens:
+        if isinstance(tok, _Word):
+            subs.extend(tok.subs)
+            if tok.only_subs:
+                continue
+            if pending is not None:
+                redirects.append((pending, tok.value))
+                pending = None
+            else:
+                argv.append(tok.value)
+        elif tok in _REDIRECTS:
+            pending = tok
+        else:
+            finish()
+            if tok in _PIPES:
+                position += 1
+            elif tok not in _PARENS:
+                result.pipelines += 1
+                pipeline, position = result.pipelines, 0
+    finish()
