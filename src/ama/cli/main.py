@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 #: returning an ``argparse.ArgumentParser`` whose parsed namespace carries ``func``.
 COMMANDS: dict[str, tuple[str, str]] = {
     "sessions": ("ama.cli.sessions", "list, show, fork, archive, rename, delete and restore sessions"),
+    "sandbox": ("ama.cli.sandbox", "show the OS sandbox and run commands under the bash tool's policy"),
 }
 
 

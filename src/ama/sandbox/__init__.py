@@ -1,0 +1,31 @@
+"""The OS sandbox for child processes and bash (standard library only).
+
+    detect.py   which sandbox works here (probe once per process) and why
+    profile.py  policy -> bwrap argv / unshare argv / SBPL text (pure)
+    seccomp.py  the BPF filter bwrap loads (no AF_UNIX sockets, no io_uring)
+    wrap.py     policy + command -> WrappedCommand; ``spawn`` on a long-lived thread
+    bash.py     the bash sandbox of a session: settings, per-call policy, denial hint
+
+See docs/sandbox.md.
+"""
+
+from ama.sandbox.bash import BashSandbox, make_bash_sandbox
+from ama.sandbox.detect import SandboxStatus, detect, summary_line
+from ama.sandbox.profile import Policy, ProfileError
+from ama.sandbox.wrap import SandboxError, WrappedCommand, build_policy, scrub_env, spawn, wrap_command
+
+__all__ = [
+    "BashSandbox",
+    "Policy",
+    "ProfileError",
+    "SandboxError",
+    "SandboxStatus",
+    "WrappedCommand",
+    "build_policy",
+    "detect",
+    "make_bash_sandbox",
+    "scrub_env",
+    "spawn",
+    "summary_line",
+    "wrap_command",
+]

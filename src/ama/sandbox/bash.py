@@ -1,0 +1,370 @@
+"""The bash sandbox: settings fixed for a session, the policy of each call, the denial hint.
+
+The composition root builds one ``BashSandbox`` per session (``make_bash_sandbox``) and
+hands the same object to the bash tool and the permission pipeline, so both agree on
+"will this call run in the sandbox".  Per call:
+
+    writable    workspace, a private TMPDIR for the session, ama's output dirs, sandbox.writable
+    read-only   <workspace>/.ama, .git/hooks, .git/config  (missing .ama/ and .git/hooks are
+                created empty first: a sandbox can only be kept out of paths that exist)
+    pinned      <workspace>/.git  (a mount point: it cannot be renamed away and replaced)
+    unreadable  ~/.ssh ~/.gnupg ~/.aws ~/.kube ~/.docker/config.json ~/.config/gcloud
+                ~/.netrc ~/.pgpass ~/.git-credentials <data dir>/auth.json
+    network     sandbox.network ("deny" by default)
+    environment credential variables removed unless sandbox.env names them
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+import weakref
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ama.sandbox.detect import SandboxStatus, detect, off_reason
+from ama.sandbox.profile import NETWORK_VALUES, Policy
+from ama.sandbox.wrap import SandboxError, WrappedCommand, build_policy, wrap_command
+
+DEFAULTS: dict[str, Any] = {
+    "sandbox.enabled": "auto",
+    "sandbox.bash": "off",
+    "sandbox.network": "deny",
+    "sandbox.writable": [],
+    "sandbox.env": [],
+}
+
+#: credential paths under the home directory, made unreadable (same list as the permission rules)
+CREDENTIAL_PATHS: tuple[str, ...] = (
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".kube",
+    ".docker/config.json",
+    ".config/gcloud",
+    ".netrc",
+    ".pgpass",
+    ".git-credentials",
+)
+AUTH_FILE = "auth.json"  # in ama's data dir
+
+#: inside the workspace: writable there would let code run later, outside the sandbox
+WORKSPACE_READ_ONLY: tuple[str, ...] = (".ama", ".git/hooks", ".git/config")
+
+DESCRIPTION = {
+    "deny": "Runs in an OS sandbox (writes only in workspace/temp, no network); sandbox:false needs approval.",
+    "allow": "Runs in an OS sandbox (writes only in workspace/temp); sandbox:false needs approval.",
+}
+HINT = (
+    "[sandbox: this command ran in ama's OS sandbox ({what}). If it failed because of that, "
+    "rerun it with sandbox:false, which needs the user's approval.]"
+)
+_WHAT = {"deny": "writes only in workspace/temp, no network", "allow": "writes only in workspace/temp"}
+
+#: output that suggests the sandbox refused something
+DENIAL_MARKERS: tuple[str, ...] = (
+    "Operation not permitted",
+    "Read-only file system",
+    "Permission denied",
+    "EPERM",
+    "EACCES",
+    "EROFS",
+)
+NETWORK_DENIAL_MARKERS: tuple[str, ...] = (
+    "Could not resolve host",
+    "Temporary failure in name resolution",
+    "Name or service not known",
+    "nodename nor servname",
+    "getaddrinfo",
+    "ENOTFOUND",
+    "EAI_AGAIN",
+    "ECONNREFUSED",
+    "Connection refused",
+    "Network is unreachable",
+    "ENETUNREACH",
+)
+_HINT_SCAN_CHARS = 200_000
+
+
+def setting(config: Mapping[str, Any] | Any, key: str) -> Any:
+    """``key`` from a ``Config`` (``.get``), a flat ``{"sandbox.network": ...}`` or a nested mapping."""
+    value = None
+    getter = getattr(config, "get", None)
+    if callable(getter):
+        value = getter(key)
+    if value is None and isinstance(config, Mapping):
+        section, _, name = key.partition(".")
+        nested = config.get(section)
+        if isinstance(nested, Mapping):
+            value = nested.get(name)
+    return DEFAULTS[key] if value is None else value
+
+
+def _choice(config: Any, key: str, choices: Sequence[str], warnings: list[str]) -> str:
+    value = setting(config, key)
+    if value not in choices:
+        warnings.append(f"{key} must be one of {', '.join(choices)}, got {value!r}; using {DEFAULTS[key]!r}")
+        return DEFAULTS[key]
+    return value
+
+
+def _str_list(config: Any, key: str, warnings: list[str]) -> list[str]:
+    value = setting(config, key)
+    if not isinstance(value, (list, tuple)) or not all(isinstance(x, str) for x in value):
+        warnings.append(f"{key} must be a list of strings, got {value!r}; ignored")
+        return []
+    return list(value)
+
+
+def expand_path(path: str, home: str) -> str | None:
+    """``~`` and ``~/x`` expanded against ``home``; absolute paths as they are; relative: None."""
+    if path == "~" or path.startswith("~/"):
+        return home + path[1:]
+    return path if path.startswith("/") else None
+
+
+class BashSandbox:
+    """Sandbox settings of one session, shared by the bash tool and the permission pipeline."""
+
+    def __init__(
+        self,
+        *,
+        status: SandboxStatus,
+        active: bool,
+        network: str = "deny",
+        workspace: str | None = None,
+        tmpdir: str | None = None,
+        writable: Sequence[str] = (),
+        hidden: Sequence[str] = (),
+        env_allow: Sequence[str] = (),
+        shell: str = "/bin/sh",
+        warnings: Sequence[str] = (),
+    ) -> None:
+        self.status = status
+        self.active = active
+        self.network = network
+        self.workspace = workspace
+        self.tmpdir = tmpdir
+        self.writable = tuple(writable)  # realpaths: sandbox.writable and ama's output dirs
+        self.hidden = tuple(hidden)  # realpaths of the credential paths
+        self.env_allow = tuple(env_allow)
+        self.shell = shell
+        self.warnings = list(warnings)
+        self._finalizer = weakref.finalize(self, shutil.rmtree, tmpdir, True) if tmpdir else None
+
+    @property
+    def isolates_network(self) -> bool:
+        return self.active and self.network == "deny"
+
+    @property
+    def description_suffix(self) -> str:
+        """The sentence appended to the bash tool's description ("" when not active)."""
+        return DESCRIPTION[self.network] if self.active else ""
+
+    # ------------------------------------------------------------------ per call
+
+    def policy(self, *, network: str | None = None, extra_writable: Iterable[str] = ()) -> Policy:
+        """The policy of one call (creates missing ``.ama/`` and ``.git/hooks`` first)."""
+        if not self.active or self.workspace is None:
+            raise SandboxError("the bash sandbox is not active")
+        net = network or self.network
+        if net not in NETWORK_VALUES:
+            raise SandboxError(f"network must be 'deny' or 'allow', got {net!r}")
+        extra = []
+        for path in extra_writable:
+            expanded = expand_path(path, os.path.expanduser("~"))
+            if expanded is None:
+                raise SandboxError(f"writable paths must be absolute or start with ~/: {path!r}")
+            extra.append(os.path.realpath(expanded))
+        ws = self.workspace
+        git = os.path.join(ws, ".git")
+        _ensure_dir(os.path.join(ws, ".ama"))
+        git_is_dir = os.path.isdir(git) and not os.path.islink(git)
+        if git_is_dir:
+            _ensure_dir(os.path.join(git, "hooks"))
+        read_only = [os.path.realpath(os.path.join(ws, rel)) for rel in WORKSPACE_READ_ONLY]
+        pinned = [git] if os.path.lexists(git) and not os.path.islink(git) else []
+        writable = [ws, *([self.tmpdir] if self.tmpdir else []), *self.writable, *extra]
+        return build_policy(
+            self.status.kind,
+            network=net,
+            writable=writable,
+            read_only=read_only,
+            hidden=self.hidden,
+            pinned=pinned,
+            resolved=True,
+        )
+
+    def wrap(
+        self,
+        command: str,
+        *,
+        cwd: str,
+        network: str | None = None,
+        extra_writable: Iterable[str] = (),
+        sandbox: bool = True,
+    ) -> WrappedCommand:
+        """``shell -c command`` wrapped for this session; unwrapped if inactive or ``sandbox=False``."""
+        return self.wrap_argv(
+            [self.shell, "-c", command],
+            cwd=cwd,
+            network=network,
+            extra_writable=extra_writable,
+            sandbox=sandbox,
+        )
+
+    def wrap_argv(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str,
+        network: str | None = None,
+        extra_writable: Iterable[str] = (),
+        sandbox: bool = True,
+    ) -> WrappedCommand:
+        """Like ``wrap`` for an argv (no shell)."""
+        if not (self.active and sandbox):
+            return WrappedCommand(list(argv), dict(os.environ), (), False)
+        policy = self.policy(network=network, extra_writable=extra_writable)
+        return wrap_command(
+            self.status,
+            argv,
+            policy,
+            env_allow=self.env_allow,
+            cwd=os.path.abspath(cwd),
+            tmpdir=self.tmpdir,
+        )
+
+    def hint(self, output: str, exit_code: int, *, network: str | None = None) -> str | None:
+        """The denial hint line to append to a failed sandboxed call's output, or None.
+
+        A guess from the text (the same errors can have other causes), hence "If it failed
+        because of that".  Only for calls that ran sandboxed.
+        """
+        if not self.active or exit_code == 0:
+            return None
+        net = network or self.network
+        tail = output[-_HINT_SCAN_CHARS:]
+        markers = DENIAL_MARKERS + (NETWORK_DENIAL_MARKERS if net == "deny" else ())
+        if any(m in tail for m in markers):
+            return HINT.format(what=_WHAT.get(net, _WHAT["deny"]))
+        return None
+
+    def close(self) -> None:
+        """Remove the session's private TMPDIR."""
+        if self._finalizer is not None:
+            self._finalizer()
+
+
+def _ensure_dir(path: str) -> None:
+    """Create an empty directory if nothing is there (a mount needs an existing target)."""
+    if not os.path.lexists(path):
+        try:
+            os.mkdir(path, 0o755)
+        except OSError:
+            pass  # we may not write here; then the sandboxed command, with fewer rights, cannot either
+
+
+def _contains(parent: str, path: str) -> bool:
+    return path == parent or path.startswith(parent.rstrip("/") + "/")
+
+
+_SAFE_ID = re.compile(r"[^A-Za-z0-9_-]")
+
+
+@dataclass
+class BashSettings:
+    """The ``sandbox.*`` settings as the bash sandbox reads them (validated, paths expanded)."""
+
+    enabled: str
+    bash: str
+    network: str
+    writable: list[tuple[str, str]]  # (as configured, realpath)
+    env_allow: list[str]
+    warnings: list[str]
+
+
+def read_settings(config: Mapping[str, Any] | Any, *, home: str | None = None) -> BashSettings:
+    """Validate ``sandbox.*`` from a ``Config`` or mapping; problems become warnings, not errors."""
+    warnings: list[str] = []
+    home = home or os.path.expanduser("~")
+    enabled = _choice(config, "sandbox.enabled", ("auto", "off"), warnings)
+    bash = _choice(config, "sandbox.bash", ("auto", "off"), warnings)
+    network = _choice(config, "sandbox.network", NETWORK_VALUES, warnings)
+    writable: list[tuple[str, str]] = []
+    for entry in _str_list(config, "sandbox.writable", warnings):
+        expanded = expand_path(entry, home)
+        if expanded is None:
+            warnings.append(
+                f"sandbox.writable: relative path {entry!r} ignored (use an absolute path or ~/...)"
+            )
+            continue
+        writable.append((entry, os.path.realpath(expanded)))
+    env_allow = _str_list(config, "sandbox.env", warnings)
+    return BashSettings(enabled, bash, network, writable, env_allow, warnings)
+
+
+def credential_paths(home: str, data_dir: str) -> list[str]:
+    """Realpaths of the paths a sandboxed command must not read."""
+    hidden = [os.path.realpath(os.path.join(home, rel)) for rel in CREDENTIAL_PATHS]
+    hidden.append(os.path.realpath(os.path.join(data_dir, AUTH_FILE)))
+    return list(dict.fromkeys(hidden))
+
+
+def make_bash_sandbox(
+    config: Mapping[str, Any] | Any,
+    *,
+    cwd: str,
+    data_dir: str,
+    session_id: str | None = None,
+    status: SandboxStatus | None = None,
+    output_dirs: Sequence[str] = (),
+    home: str | None = None,
+) -> BashSandbox:
+    """Build the session's bash sandbox from ``sandbox.*`` settings (a ``Config`` or a mapping).
+
+    Active only with ``sandbox.bash: auto`` and a sandbox that restricts writes (bwrap,
+    sandbox-exec).  ``status`` defaults to ``detect()``; ``AMA_SANDBOX=off`` always wins.
+    ``output_dirs``: ama's own output directories (full output of truncated results,
+    background job logs), writable in the sandbox.  An active sandbox owns a private
+    TMPDIR: ``close()`` removes it (so does garbage collection, and exit).
+    """
+    home = home or os.path.expanduser("~")
+    settings = read_settings(config, home=home)
+    warnings = settings.warnings
+    off = off_reason(settings.enabled)
+    if off is not None:
+        status = SandboxStatus("none", None, False, False, off)
+    elif status is None:
+        status = detect(enabled=settings.enabled)
+    active = settings.bash == "auto" and status.kind in ("bwrap", "sandbox-exec") and status.restricts_writes
+    if not active:
+        return BashSandbox(status=status, active=False, network=settings.network, warnings=warnings)
+
+    workspace = os.path.realpath(cwd)
+    if not os.path.isdir(workspace):
+        raise SandboxError(f"workspace is not a directory: {cwd}")
+    if workspace in ("/", os.path.realpath(home)):
+        warnings.append(
+            f"the workspace is {workspace}: the bash sandbox lets commands write everywhere below it"
+        )
+    writable = [real for _entry, real in settings.writable]
+    writable += [os.path.realpath(entry) for entry in output_dirs]
+    hidden = [h for h in credential_paths(home, data_dir) if not _contains(h, workspace)]
+    label = _SAFE_ID.sub("", session_id or "")[:12] or "session"
+    tmpdir = os.path.realpath(tempfile.mkdtemp(prefix=f"ama-{label}-"))
+    return BashSandbox(
+        status=status,
+        active=True,
+        network=settings.network,
+        workspace=workspace,
+        tmpdir=tmpdir,
+        writable=writable,
+        hidden=hidden,
+        env_allow=settings.env_allow,
+        shell=shutil.which("bash") or "/bin/sh",
+        warnings=warnings,
+    )
