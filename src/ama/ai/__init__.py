@@ -37,15 +37,15 @@ if TYPE_CHECKING:
 
 def stream(model: Model, context: Context, options: StreamOptions | None = None) -> AsyncIterator[Event]:
     """Stream one request: ``start``, content events, then ``done`` or ``error``.  Never raises
-    for provider or HTTP failures (see ``ama.ai.stream``)."""
-    from ama.ai.stream import stream as _stream
+    for provider or HTTP failures (see ``ama.ai.streaming``)."""
+    from ama.ai.streaming import stream as _stream
 
     return _stream(model, context, options)
 
 
 async def complete(model: Model, context: Context, options: StreamOptions | None = None) -> AssistantMessage:
     """Run a request to its end; the final message (stopReason ``error``/``aborted`` on failure)."""
-    from ama.ai.stream import complete as _complete
+    from ama.ai.streaming import complete as _complete
 
     return await _complete(model, context, options)
 
@@ -67,7 +67,10 @@ async def aclose() -> None:
 
 
 __all__ = [
-    "THINKING_LEVELS",
+    "aclose",
+    "backoff_delay",
+    "calculate_cost",
+    "complete",
     "Context",
     "DoneEvent",
     "ErrorEvent",
@@ -77,11 +80,15 @@ __all__ = [
     "ModelRegistry",
     "ProviderError",
     "Rebuilder",
+    "reset_scripted",
+    "split_ref",
     "StartEvent",
+    "stream",
     "StreamOptions",
     "TextDeltaEvent",
     "TextEndEvent",
     "TextStartEvent",
+    "THINKING_LEVELS",
     "ThinkingDeltaEvent",
     "ThinkingEndEvent",
     "ThinkingStartEvent",
@@ -89,11 +96,4 @@ __all__ = [
     "ToolCallEndEvent",
     "ToolCallStartEvent",
     "ToolSpec",
-    "aclose",
-    "backoff_delay",
-    "calculate_cost",
-    "complete",
-    "reset_scripted",
-    "split_ref",
-    "stream",
 ]
