@@ -1,0 +1,337 @@
+"""``ama sessions``: list, show, fork, archive, unarchive, rename, rm, restore, prune."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from ama.cli.util import add_session_dir, local_time, one_line, parse_duration, print_json, sessions_dir
+
+
+def build_parser(prog: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Manage sessions: the append-only conversation files under the sessions directory.",
+    )
+    sub = parser.add_subparsers(metavar="COMMAND")
+
+    def cmd(name: str, func, help_: str, description: str | None = None) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_, description=description or help_)
+        add_session_dir(p)
+        p.set_defaults(func=func)
+        return p
+
+    p = cmd(
+        "list",
+        sessions_list,
+        "list sessions, newest first",
+        "List sessions of the current directory (or --all), newest last message first. "
+        "Archived sessions are hidden unless --archived.",
+    )
+    p.add_argument("--all", action="store_true", help="sessions of every workspace")
+    p.add_argument("--archived", action="store_true", help="list archived sessions instead of active ones")
+    p.add_argument("--include-subagents", action="store_true", help="include task sub-agent sessions")
+    p.add_argument("--limit", type=int, default=50, metavar="N", help="page size (default 50)")
+    p.add_argument("--cursor", metavar="C", help="continue a listing from the cursor a previous page printed")
+    p.add_argument("--json", action="store_true", help="print one JSON object {sessions, nextCursor, damaged}")
+
+    p = cmd("show", sessions_show, "show a session: header, lineage, branch, counts, numbered user messages")
+    p.add_argument("id", help="session id, unique id prefix (4+ chars), or path to a session file")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument(
+        "--context", action="store_true", help="print the projected model context of the current branch (with --json)"
+    )
+
+    p = cmd(
+        "fork",
+        sessions_fork,
+        "copy a session's current branch into a new session",
+        "Create a new session in the same workspace holding the effective history of the current branch "
+        "(or up to --at ENTRY); prints the new id.",
+    )
+    p.add_argument("id", help="session id, prefix, or path")
+    p.add_argument("--at", metavar="ENTRY", help="end the copied branch at this entry id")
+    p.add_argument("--json", action="store_true", help="print {id, path}")
+
+    for name, archived in (("archive", True), ("unarchive", False)):
+        p = cmd(
+            name,
+            sessions_archive if archived else sessions_unarchive,
+            f"{name} a session and (by lineage) its forks and sub-agent sessions",
+        )
+        p.add_argument("id", help="session id, prefix, or path")
+        p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = cmd("rename", sessions_rename, "set a session's display name (empty string clears it)")
+    p.add_argument("id", help="session id, prefix, or path")
+    p.add_argument("name", help="the new name")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = cmd("rm", sessions_rm, "move a session to the trash (<sessions>/.trash/)")
+    p.add_argument("id", help="session id, prefix, or path")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = cmd("restore", sessions_restore, "move a session back from the trash")
+    p.add_argument("id", help="id or prefix of a trashed session")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = cmd("prune", sessions_prune, "delete trashed sessions older than a cutoff")
+    p.add_argument("--older-than", default="30d", metavar="AGE", help="age in the trash, e.g. 30d, 12h (default 30d)")
+    p.add_argument("--dry-run", action="store_true", help="only report what would be deleted")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    return parser
+
+
+# --- list -------------------------------------------------------------------------------
+
+
+def sessions_list(args: argparse.Namespace) -> int:
+    from ama.session.catalog import list_page, scan
+
+    root = sessions_dir(args)
+    summaries = scan(root)
+    page = list_page(
+        summaries,
+        cwd=None if args.all else os.getcwd(),
+        archived=args.archived,
+        include_subagents=args.include_subagents,
+        limit=args.limit,
+        cursor=args.cursor,
+    )
+    if args.json:
+        print_json(page.to_json())
+        return 0
+    for d in page.damaged:
+        print(f"warning: {d.path}: {d.header_error}", file=sys.stderr)
+    if not page.sessions:
+        where = "any workspace" if args.all else os.getcwd()
+        kind = "archived sessions" if args.archived else "sessions"
+        print(f"No {kind} in {where} (sessions directory {root}).", file=sys.stderr)
+        return 0
+    width = 100
+    header = f"{'ID':<8}  {'UPDATED':<16}  {'MSGS':>4}  " + ("PROJECT  " if args.all else "") + "TITLE"
+    print(header)
+    for s in page.sessions:
+        title = s.name or s.first_message or "(no messages)"
+        flags = (" [damaged]" if s.damaged else "") + (" [sub-agent]" if s.subagent else "")
+        project = f"{s.cwd}  " if args.all else ""
+        line = f"{s.id[:8]:<8}  {local_time(s.last_message_time, seconds=False):<16}  {s.message_count:>4}  {project}"
+        print(line + one_line(title + flags, max(20, width - len(line))))
+    if page.next_cursor:
+        print(f"more: {' '.join(_relist(args))} --cursor {page.next_cursor}", file=sys.stderr)
+    return 0
+
+
+def _relist(args: argparse.Namespace) -> list[str]:
+    out = ["ama sessions list"]
+    for flag in ("all", "archived", "include_subagents"):
+        if getattr(args, flag):
+            out.append("--" + flag.replace("_", "-"))
+    if args.limit != 50:
+        out.append(f"--limit {args.limit}")
+    if args.session_dir:
+        out.append(f"--session-dir {args.session_dir}")
+    return out
+
+
+# --- show -------------------------------------------------------------------------------
+
+
+def sessions_show(args: argparse.Namespace) -> int:
+    from ama.session.catalog import resolve
+    from ama.session.history import count, user_messages
+    from ama.session.lineage import lineage_of
+    from ama.session.projection import project
+    from ama.session.reader import read_session
+    from ama.session.tree import SessionTree
+
+    root = sessions_dir(args)
+    if os.path.isfile(args.id):
+        path = os.path.abspath(args.id)
+    else:
+        path = resolve(root, args.id).path
+    data = read_session(path)
+    tree = SessionTree(data.entries, data.leaf_id)
+    branch_ids = set(tree.path_ids())
+    if args.context:
+        ctx = project(tree.branch())
+        print_json({"id": data.id, "leafId": tree.leaf_id, **ctx.to_json()})
+        return 0
+    users = user_messages(data.entries, branch_ids)
+    counts = count(data.entries)
+    lineage = lineage_of(root, data)
+    leaves = sum(1 for e in data.entries if not tree.children(e.id))
+    h = data.header
+    info = {
+        "id": data.id,
+        "path": path,
+        "cwd": h.cwd if h else None,
+        "version": h.version if h else None,
+        "created": h.timestamp if h else None,
+        "name": tree.name,
+        "parentSession": lineage["parent"],
+        "forks": lineage["children"],
+        "archived": lineage["archived"],
+        "archivedOwn": lineage["archivedOwn"],
+        "leafId": tree.leaf_id,
+        "branchLength": len(branch_ids),
+        "branches": leaves,
+        "counts": counts.to_json(),
+        "labels": tree.labels(),
+        "problems": data.problems,
+        "readonly": data.readonly_reason,
+        "userMessages": [u.to_json() for u in users],
+    }
+    if args.json:
+        print_json(info)
+        return 0
+    sid = data.id or "(unknown)"
+    rows = [
+        ("Session", sid),
+        ("File", path),
+        ("Project", info["cwd"] or "-"),
+        ("Created", local_time(info["created"] or "")),
+    ]
+    if tree.name:
+        rows.append(("Name", tree.name))
+    if lineage["parent"]:
+        rows.append(("Parent", lineage["parent"]))
+    if lineage["children"]:
+        rows.append(("Forks", ", ".join(c[:8] for c in lineage["children"])))
+    if info["archived"]:
+        rows.append(("Archived", "yes" if info["archivedOwn"] else "yes (inherited from an ancestor)"))
+    rows.append(
+        (
+            "Branch",
+            f"leaf {tree.leaf_id or '(before the first entry)'} · {len(branch_ids)} of {counts.entries} entries · "
+            f"{leaves} branch{'es' if leaves != 1 else ''}",
+        )
+    )
+    rows.append(
+        (
+            "Messages",
+            f"{counts.messages} (user {counts.user}, assistant {counts.assistant}, tool results {counts.tool_results})",
+        )
+    )
+    for label, value in rows:
+        print(f"{label:<9} {value}")
+    if data.readonly_reason and h is not None and h.version != 3:
+        print(f"{'Read-only':<9} {data.readonly_reason}")
+    for p in data.problems:
+        print(f"{'Damaged':<9} {p}")
+    print()
+    if not users:
+        print("No user messages.")
+        return 0
+    print(f"User messages (reuse with ama --from {sid[:8]}#<n>):")
+    for u in users:
+        marks = []
+        if u.origin:
+            marks.append(f"[{u.origin}]")
+        if u.images:
+            marks.append(f"[{u.images} image{'s' if u.images > 1 else ''}]")
+        if not u.on_branch:
+            marks.append("[off branch]")
+        prefix = f"  #{u.n:<4} {local_time(u.timestamp)}  "
+        text = (" ".join(marks) + " " if marks else "") + (u.text or "")
+        print(prefix + one_line(text, max(30, 100 - len(prefix))))
+    return 0
+
+
+# --- fork / archive / rename ---------------------------------------------------------------
+
+
+def sessions_fork(args: argparse.Namespace) -> int:
+    from ama.session.catalog import resolve
+    from ama.session.fork import fork_session
+
+    root = sessions_dir(args)
+    r = resolve(root, args.id)
+    sid, path = fork_session(r.path, root, expected_id=r.id, at=args.at)
+    if args.json:
+        print_json({"id": sid, "path": path, "parentSession": r.id})
+    else:
+        print(sid)
+        print(f"forked {r.id[:8]} -> {path}", file=sys.stderr)
+    return 0
+
+
+def _archive(args: argparse.Namespace, archived: bool) -> int:
+    from ama.session.archive import set_archived
+
+    res = set_archived(sessions_dir(args), args.id, archived)
+    if args.json:
+        print_json(res)
+        return 0
+    verb = "archived" if archived else "unarchived"
+    if not res["changed"]:
+        print(f"session {res['id'][:8]} was already {verb}")
+    else:
+        extra = f" (and by lineage {len(res['lineage'])} descendant session(s))" if res["lineage"] and archived else ""
+        print(f"{verb} session {res['id'][:8]}{extra}")
+    return 0
+
+
+def sessions_archive(args: argparse.Namespace) -> int:
+    return _archive(args, True)
+
+
+def sessions_unarchive(args: argparse.Namespace) -> int:
+    return _archive(args, False)
+
+
+def sessions_rename(args: argparse.Namespace) -> int:
+    from ama.session.catalog import resolve, verify
+    from ama.session.store import Session
+
+    r = resolve(sessions_dir(args), args.id)
+    with Session.open(r.path) as s:
+        verify(r.path, r)
+        s.set_name(args.name)
+    if args.json:
+        print_json({"id": r.id, "path": r.path, "name": args.name or None})
+    else:
+        print(f"renamed {r.id[:8]}: {args.name}" if args.name else f"cleared the name of {r.id[:8]}")
+    return 0
+
+
+# --- trash ------------------------------------------------------------------------------
+
+
+def sessions_rm(args: argparse.Namespace) -> int:
+    from ama.session.trash import trash_session
+
+    res = trash_session(sessions_dir(args), args.id)
+    if args.json:
+        print_json(res)
+    else:
+        print(f"moved session {res['id'][:8]} to the trash: {res['trashPath']}")
+        print(f"undo with: ama sessions restore {res['id'][:8]}", file=sys.stderr)
+    return 0
+
+
+def sessions_restore(args: argparse.Namespace) -> int:
+    from ama.session.trash import restore_session
+
+    res = restore_session(sessions_dir(args), args.id)
+    if args.json:
+        print_json(res)
+    else:
+        print(f"restored session {res['id'][:8]}: {res['path']}")
+    return 0
+
+
+def sessions_prune(args: argparse.Namespace) -> int:
+    from ama.session.trash import prune_trash
+
+    age = parse_duration(args.older_than, option="--older-than")
+    res = prune_trash(sessions_dir(args), older_than_s=age, dry_run=args.dry_run)
+    if args.json:
+        print_json(res)
+        return 0
+    verb = "would delete" if args.dry_run else "deleted"
+    for p in res["removed"]:
+        print(f"{verb} {p}")
+    print(f"{verb} {len(res['removed'])} trashed session(s), {res['bytes']} bytes; {res['kept']} newer kept")
+    return 0

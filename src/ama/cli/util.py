@@ -1,0 +1,57 @@
+"""Small helpers shared by CLI command modules (formatting, durations, JSON output)."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from datetime import datetime
+from typing import Any
+
+from ama.errors import InvalidArguments
+
+_DURATION = re.compile(r"^(\d+)\s*([smhdw])$")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_duration(text: str, *, option: str = "duration") -> float:
+    """``30d``, ``12h``, ``45m``, ``90s``, ``2w`` -> seconds."""
+    m = _DURATION.match(text.strip().lower())
+    if not m:
+        raise InvalidArguments(f"{option}: invalid duration {text!r} (use e.g. 30d, 12h, 45m, 2w)")
+    return int(m.group(1)) * _UNITS[m.group(2)]
+
+
+def local_time(iso: str, *, seconds: bool = True) -> str:
+    """An ISO timestamp in local time, ``YYYY-MM-DD HH:MM[:SS]``; the input if unparseable."""
+    if not iso:
+        return "-"
+    try:
+        s = iso[:-1] + "+00:00" if iso.endswith("Z") else iso
+        dt = datetime.fromisoformat(s)
+    except ValueError:
+        return iso
+    if dt.tzinfo is not None:
+        dt = dt.astimezone()
+    return dt.strftime("%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M")
+
+
+def one_line(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: max(0, width - 1)] + "…"
+
+
+def print_json(obj: Any) -> None:
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2) + "\n")
+
+
+def add_session_dir(parser: Any) -> None:
+    parser.add_argument(
+        "--session-dir", metavar="DIR", help="sessions directory (default: $AMA_SESSION_DIR or <data dir>/sessions)"
+    )
+
+
+def sessions_dir(args: Any) -> str:
+    from ama.config.paths import sessions_dir as resolve
+
+    return str(resolve(getattr(args, "session_dir", None)))

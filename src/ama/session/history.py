@@ -1,0 +1,95 @@
+"""Views of a session's history used by ``sessions show``, ``--from`` and exports."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ama.messages import AssistantMessage, ToolResultMessage, UserMessage, image_count, text_of
+from ama.session.entries import AnyEntry, MessageEntry, iso_to_ms
+
+
+@dataclass
+class UserMessageRef:
+    """A user message, numbered ``#n`` in file order (all branches, steer and follow-up
+    messages included); ``#n`` is what ``ama --from <id>#n`` takes."""
+
+    n: int
+    entry_id: str
+    timestamp: str  # the entry's ISO timestamp
+    text: str
+    origin: str | None
+    images: int
+    on_branch: bool
+
+    def to_json(self) -> dict:
+        return {
+            "n": self.n,
+            "entryId": self.entry_id,
+            "timestamp": self.timestamp,
+            "text": self.text,
+            "origin": self.origin,
+            "images": self.images,
+            "onBranch": self.on_branch,
+        }
+
+
+def user_messages(entries: list[AnyEntry], branch_ids: set[str] | frozenset[str] = frozenset()) -> list[UserMessageRef]:
+    out: list[UserMessageRef] = []
+    for e in entries:
+        if isinstance(e, MessageEntry) and isinstance(e.message, UserMessage):
+            m = e.message
+            out.append(
+                UserMessageRef(
+                    n=len(out) + 1,
+                    entry_id=e.id,
+                    timestamp=e.timestamp,
+                    text=text_of(m.content),
+                    origin=m.origin if isinstance(m.origin, str) else None,
+                    images=image_count(m.content),
+                    on_branch=e.id in branch_ids,
+                )
+            )
+    return out
+
+
+@dataclass
+class Counts:
+    entries: int = 0
+    messages: int = 0
+    user: int = 0
+    assistant: int = 0
+    tool_results: int = 0
+    other_messages: int = 0
+    first_ms: int = 0
+    last_ms: int = 0
+
+    def to_json(self) -> dict:
+        return {
+            "entries": self.entries,
+            "messages": self.messages,
+            "user": self.user,
+            "assistant": self.assistant,
+            "toolResults": self.tool_results,
+            "otherMessages": self.other_messages,
+        }
+
+
+def count(entries: list[AnyEntry]) -> Counts:
+    c = Counts(entries=len(entries))
+    for e in entries:
+        if isinstance(e, MessageEntry):
+            c.messages += 1
+            m = e.message
+            if isinstance(m, UserMessage):
+                c.user += 1
+            elif isinstance(m, AssistantMessage):
+                c.assistant += 1
+            elif isinstance(m, ToolResultMessage):
+                c.tool_results += 1
+            else:
+                c.other_messages += 1
+            ms = iso_to_ms(e.timestamp)
+            if ms:
+                c.first_ms = c.first_ms or ms
+                c.last_ms = ms
+    return c

@@ -1,0 +1,259 @@
+"""Project the current branch of a session to the model context.
+
+Exactly the four steps of the format (docs/session-format.md, "Projection"), plus a fifth
+that only acts on damaged or interrupted files:
+
+1. Compaction: with a ``compaction`` on the branch, take the latest.  The context is the
+   system checkpoint (every system message before the compaction, replayed in order and
+   folded into one), the compaction as a summary message, the non-system entries from
+   ``firstKeptEntryId`` up to the compaction, and every entry after it.
+2. Context edits: per target, the latest ``context_edit`` on the branch applies:
+   ``replacement: null`` removes the target; a string replaces its content only (role and
+   metadata kept; assistant content becomes one text block; summaries replace ``summary``;
+   system messages are not changed by a string).
+3. Mapping: ``message`` -> its message; ``custom_message`` -> role ``custom``;
+   ``compaction`` -> ``compactionSummary``; ``branch_summary`` -> ``branchSummary``; every
+   other type (``usage``, ``custom``, labels, unknown types...) stays out.
+4. Model and thinking level: the latest ``model_change`` (or assistant message) and
+   ``thinking_level_change`` on the branch.
+5. Pairing: a ``toolResult`` whose call is not in the preceding assistant message is
+   dropped; a tool call without a result gets a synthetic error result (or, in an
+   assistant message that ended in ``error``/``aborted``, the unexecuted call is dropped),
+   so a provider never sees an unpaired call or result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from ama.messages import (
+    AssistantMessage,
+    BashExecutionMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    ContextMessage,
+    CustomMessage,
+    SystemMessage,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+    text_of,
+)
+from ama.session.entries import (
+    AnyEntry,
+    BranchSummaryEntry,
+    CompactionEntry,
+    ContextEditEntry,
+    CustomMessageEntry,
+    MessageEntry,
+    ModelChangeEntry,
+    ThinkingLevelChangeEntry,
+    iso_to_ms,
+)
+
+MISSING_RESULT_TEXT = "[tool result missing: the call was interrupted or its result was lost]"
+
+_replace = msgspec.structs.replace
+
+
+@dataclass
+class ModelRef:
+    provider: str
+    model_id: str
+    channel: str | None = None
+
+    @property
+    def ref(self) -> str:
+        return f"{self.provider}/{self.model_id}"
+
+
+@dataclass
+class ProjectedContext:
+    messages: list[ContextMessage] = field(default_factory=list)
+    #: for each message, the ids of the entries it came from (several for the folded
+    #: system checkpoint, none for a synthetic tool result)
+    entry_ids: list[tuple[str, ...]] = field(default_factory=list)
+    model: ModelRef | None = None
+    thinking_level: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "messages": msgspec.to_builtins(self.messages),
+            "entryIds": [list(x) for x in self.entry_ids],
+            "model": None
+            if self.model is None
+            else {"provider": self.model.provider, "modelId": self.model.model_id, "channel": self.model.channel},
+            "thinkingLevel": self.thinking_level,
+        }
+
+
+def _with_replacement(msg: ContextMessage, text: str) -> ContextMessage:
+    if isinstance(msg, AssistantMessage):
+        return _replace(msg, content=[TextContent(text=text)])
+    if isinstance(msg, ToolResultMessage):
+        return _replace(msg, content=[TextContent(text=text)])
+    if isinstance(msg, UserMessage | CustomMessage):
+        return _replace(msg, content=text)
+    if isinstance(msg, CompactionSummaryMessage | BranchSummaryMessage):
+        return _replace(msg, summary=text)
+    if isinstance(msg, BashExecutionMessage):
+        return _replace(msg, output=text)
+    return msg  # system: unchanged
+
+
+def _to_message(e: AnyEntry) -> ContextMessage | None:
+    if isinstance(e, MessageEntry):
+        m = e.message
+        if isinstance(m, BashExecutionMessage) and m.exclude_from_context is True:
+            return None
+        return m
+    if isinstance(e, CustomMessageEntry):
+        return CustomMessage(
+            custom_type=e.custom_type,
+            content=e.content,
+            display=e.display,
+            details=e.details,
+            timestamp=iso_to_ms(e.timestamp),
+        )
+    if isinstance(e, CompactionEntry):
+        return CompactionSummaryMessage(summary=e.summary, tokens_before=e.tokens_before, timestamp=iso_to_ms(e.timestamp))
+    if isinstance(e, BranchSummaryEntry):
+        return BranchSummaryMessage(summary=e.summary, from_id=e.from_id or "", timestamp=iso_to_ms(e.timestamp))
+    return None
+
+
+def project(branch: list[AnyEntry]) -> ProjectedContext:
+    """The model context of a branch (root -> leaf)."""
+    out = ProjectedContext()
+
+    # step 4 and the edits of step 2 are gathered over the whole branch
+    edits: dict[str, str | None] = {}
+    compaction_at = -1
+    for i, e in enumerate(branch):
+        if isinstance(e, ContextEditEntry):
+            edits[e.target_id] = e.replacement
+        elif isinstance(e, CompactionEntry):
+            compaction_at = i
+        elif isinstance(e, ModelChangeEntry):
+            out.model = ModelRef(e.provider, e.model_id, e.channel if isinstance(e.channel, str) else None)
+        elif isinstance(e, ThinkingLevelChangeEntry):
+            out.thinking_level = e.thinking_level
+        elif isinstance(e, MessageEntry) and isinstance(e.message, AssistantMessage):
+            am = e.message
+            if am.provider and am.model and (out.model is None or out.model.ref != f"{am.provider}/{am.model}"):
+                out.model = ModelRef(am.provider, am.model)
+
+    def mapped(e: AnyEntry) -> ContextMessage | None:
+        if e.id in edits:
+            replacement = edits[e.id]
+            if replacement is None:
+                return None
+            m = _to_message(e)
+            return None if m is None else _with_replacement(m, replacement)
+        return _to_message(e)
+
+    messages: list[ContextMessage] = []
+    ids: list[tuple[str, ...]] = []
+
+    # step 1
+    if compaction_at >= 0:
+        comp = branch[compaction_at]
+        assert isinstance(comp, CompactionEntry)
+        systems = []
+        for e in branch[:compaction_at]:
+            if isinstance(e, MessageEntry) and isinstance(e.message, SystemMessage):
+                m = mapped(e)
+                if m is not None:
+                    systems.append((e.id, m))
+        if systems:
+            if len(systems) == 1:
+                messages.append(systems[0][1])
+            else:
+                text = "\n\n".join(text_of(m.content) for _, m in systems)  # type: ignore[union-attr]
+                messages.append(SystemMessage(content=text, timestamp=systems[-1][1].timestamp))
+            ids.append(tuple(i for i, _ in systems))
+        summary = mapped(comp)
+        if summary is not None:
+            messages.append(summary)
+            ids.append((comp.id,))
+        kept_from = compaction_at
+        for j in range(compaction_at):
+            if branch[j].id == comp.first_kept_entry_id:
+                kept_from = j
+                break
+        selected = [
+            e
+            for e in branch[kept_from:compaction_at]
+            if not (isinstance(e, MessageEntry) and isinstance(e.message, SystemMessage))
+        ]
+        selected += branch[compaction_at + 1 :]
+    else:
+        selected = branch
+
+    # steps 2 and 3
+    for e in selected:
+        m = mapped(e)
+        if m is not None:
+            messages.append(m)
+            ids.append((e.id,))
+
+    out.messages, out.entry_ids = _pair_tool_calls(messages, ids)
+    return out
+
+
+def _pair_tool_calls(
+    messages: list[ContextMessage], ids: list[tuple[str, ...]]
+) -> tuple[list[ContextMessage], list[tuple[str, ...]]]:
+    out: list[ContextMessage] = []
+    out_ids: list[tuple[str, ...]] = []
+    pending: dict[str, ToolCall] = {}  # calls of the latest assistant still without a result
+    owner = -1  # index in ``out`` of that assistant message
+
+    def close() -> None:
+        nonlocal owner
+        if not pending:
+            return
+        asst = out[owner]
+        assert isinstance(asst, AssistantMessage)
+        if asst.stop_reason in ("error", "aborted"):
+            kept = [b for b in asst.content if not (isinstance(b, ToolCall) and b.id in pending)]
+            out[owner] = _replace(asst, content=kept)
+        else:
+            for call in pending.values():
+                out.append(
+                    ToolResultMessage(
+                        tool_call_id=call.id,
+                        tool_name=call.name,
+                        content=[TextContent(text=MISSING_RESULT_TEXT)],
+                        is_error=True,
+                        timestamp=asst.timestamp,
+                    )
+                )
+                out_ids.append(())
+        pending.clear()
+
+    for m, i in zip(messages, ids):
+        if isinstance(m, ToolResultMessage):
+            if m.tool_call_id in pending:
+                del pending[m.tool_call_id]
+                out.append(m)
+                out_ids.append(i)
+            # else: a result without its call (damaged file or edited call): dropped
+            continue
+        close()
+        out.append(m)
+        out_ids.append(i)
+        if isinstance(m, AssistantMessage):
+            owner = len(out) - 1
+            for b in m.content:
+                if isinstance(b, ToolCall):
+                    pending[b.id] = b
+    close()
+    return out, out_ids
+
+
+__all__ = ["MISSING_RESULT_TEXT", "ModelRef", "ProjectedContext", "project"]

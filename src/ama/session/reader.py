@@ -1,0 +1,230 @@
+"""Read a session file without locking or repairing it.
+
+Reading never changes the file.  Damage is counted and reported, never silently dropped:
+a line that is not JSON, a duplicate id, or an entry without an id is a *damaged line*
+(skipped); a final line without its newline that does not parse is a *partial tail*
+(skipped: the writer crashed mid-append).  Entries of unknown type, or with a message role
+this version does not know, are kept as :class:`UnknownEntry` and never enter the context.
+Files of an older format (pi v1/v2) are upgraded in memory only; files of a newer version
+are read best-effort and marked read-only.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from ama.session.entries import (
+    CURRENT_VERSION,
+    ENTRY_TYPES,
+    AnyEntry,
+    LeafLine,
+    Line,
+    SessionHeader,
+    UnknownEntry,
+)
+
+_decoder = msgspec.json.Decoder(Line)
+_any_decoder = msgspec.json.Decoder()
+
+
+@dataclass
+class DamagedLine:
+    line: int  # 1-based physical line number
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"line": self.line, "reason": self.reason}
+
+
+@dataclass
+class SessionData:
+    """The parsed content of one session file (or byte buffer)."""
+
+    path: str | None
+    header: SessionHeader | None
+    entries: list[AnyEntry] = field(default_factory=list)
+    leaf_id: str | None = None
+    header_error: str | None = None
+    damaged: list[DamagedLine] = field(default_factory=list)
+    partial_tail: bool = False
+    leaf_lines: int = 0
+    size: int = 0
+    #: raw bytes of each entry's line (without newline), parallel to ``entries``, when asked for
+    raws: list[bytes] | None = None
+
+    @property
+    def readonly_reason(self) -> str | None:
+        """Why this file must not be appended to, or None."""
+        if self.header is None:
+            return f"its header line is damaged ({self.header_error})"
+        v = self.header.version
+        if v > CURRENT_VERSION:
+            return (
+                f"it is session format version {v}, newer than this ama supports ({CURRENT_VERSION}); "
+                "upgrade ama to write to it"
+            )
+        if v < CURRENT_VERSION:
+            return f"it is in the older session format version {v}; fork it to continue in the current format"
+        return None
+
+    @property
+    def id(self) -> str:
+        return self.header.id if self.header else ""
+
+    @property
+    def problems(self) -> list[str]:
+        """Human lines describing damage, empty when the file is clean."""
+        out = []
+        if self.header_error:
+            out.append(f"header: {self.header_error}")
+        for d in self.damaged:
+            out.append(f"line {d.line}: {d.reason}")
+        if self.partial_tail:
+            out.append("last line is incomplete (an interrupted write); it is skipped")
+        return out
+
+
+def read_session(path: str | os.PathLike[str], *, keep_raw: bool = False) -> SessionData:
+    with open(path, "rb") as f:
+        data = f.read()
+    return parse_session(data, path=os.fspath(path), keep_raw=keep_raw)
+
+
+def _migrate_message(raw: dict[str, Any]) -> dict[str, Any] | None:
+    """pi v2 -> v3: the ``hookMessage`` role was renamed ``custom``."""
+    msg = raw.get("message")
+    if isinstance(msg, dict) and msg.get("role") == "hookMessage":
+        return {**raw, "message": {**msg, "role": "custom"}}
+    return None
+
+
+def parse_session(data: bytes, *, path: str | None = None, keep_raw: bool = False) -> SessionData:
+    lines = data.split(b"\n")
+    tail_unterminated = bool(lines) and lines[-1] != b""
+    if not tail_unterminated:
+        lines.pop()  # the empty string after the final newline
+    out = SessionData(path=path, header=None, size=len(data))
+    raws: list[bytes] | None = [] if keep_raw else None
+    entries = out.entries
+    ids: set[str] = set()
+    leaf: str | None = None
+    header_seen = False
+    version = CURRENT_VERSION
+    last = len(lines) - 1
+    v1_counter = 0
+    for n, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            obj: Any = _decoder.decode(line)
+        except msgspec.ValidationError:
+            obj = None
+        except msgspec.DecodeError:
+            if n == last and tail_unterminated:
+                out.partial_tail = True
+            elif not header_seen:
+                header_seen = True
+                out.header_error = f"line {n + 1} is not valid JSON"
+            else:
+                out.damaged.append(DamagedLine(n + 1, "not valid JSON"))
+            continue
+        if not header_seen:
+            header_seen = True
+            if isinstance(obj, SessionHeader):
+                out.header = obj
+                version = obj.version
+                continue
+            out.header_error = f"line {n + 1} is not a session header"
+            if obj is None:
+                continue
+        if obj is None:
+            # valid JSON that does not fit a known shape: an unknown type, an unknown
+            # message role, an older format, or a shape error in a known type
+            raw = _any_decoder.decode(line)
+            if not isinstance(raw, dict):
+                out.damaged.append(DamagedLine(n + 1, "not a JSON object"))
+                continue
+            if version < CURRENT_VERSION:
+                if version < 2 and "id" not in raw:
+                    v1_counter += 1
+                    raw = {**raw, "id": f"{v1_counter:08x}", "parentId": leaf}
+                raw = _migrate_message(raw) or raw
+                cls = ENTRY_TYPES.get(raw.get("type"))  # type: ignore[arg-type]
+                if cls is not None:
+                    try:
+                        obj = msgspec.convert(raw, cls, str_keys=True)
+                    except msgspec.ValidationError:
+                        obj = None
+            if obj is None:
+                eid = raw.get("id")
+                if raw.get("type") == "session":
+                    out.damaged.append(DamagedLine(n + 1, "a second session header"))
+                    continue
+                if not isinstance(eid, str) or not eid:
+                    out.damaged.append(DamagedLine(n + 1, f"entry of type {raw.get('type')!r} has no id"))
+                    continue
+                parent = raw.get("parentId")
+                obj = UnknownEntry(
+                    id=eid,
+                    parent_id=parent if isinstance(parent, str) else None,
+                    timestamp=str(raw.get("timestamp") or ""),
+                    raw=raw,
+                )
+        if isinstance(obj, LeafLine):
+            out.leaf_lines += 1
+            if obj.target_id is None or obj.target_id in ids:
+                leaf = obj.target_id
+            else:
+                out.damaged.append(DamagedLine(n + 1, f"leaf line points to unknown entry {obj.target_id}"))
+            continue
+        if isinstance(obj, SessionHeader):
+            out.damaged.append(DamagedLine(n + 1, "a second session header"))
+            continue
+        if obj.id in ids:
+            out.damaged.append(DamagedLine(n + 1, f"duplicate entry id {obj.id}"))
+            continue
+        ids.add(obj.id)
+        entries.append(obj)
+        if raws is not None:
+            raws.append(line)
+        leaf = obj.id
+    if not header_seen:
+        out.header_error = "the file is empty"
+    out.leaf_id = leaf
+    out.raws = raws
+    return out
+
+
+def read_header(path: str | os.PathLike[str]) -> SessionHeader | None:
+    """The header of a session file from its first line only, or None if it has none."""
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(1 << 20)
+    except OSError:
+        return None
+    return parse_header(first)
+
+
+def header_problem(first: bytes) -> str | None:
+    """Why ``first`` is not a session header line (the reader's wording), or None."""
+    if not first.strip():
+        return "the file is empty"
+    try:
+        obj = _decoder.decode(first)
+    except msgspec.DecodeError:
+        return "line 1 is not valid JSON"
+    except msgspec.ValidationError:
+        return "line 1 is not a session header"
+    return None if isinstance(obj, SessionHeader) else "line 1 is not a session header"
+
+
+def parse_header(first: bytes) -> SessionHeader | None:
+    try:
+        obj = _decoder.decode(first)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return None
+    return obj if isinstance(obj, SessionHeader) else None

@@ -1,0 +1,129 @@
+"""The entry tree of one session: parents, children, the current leaf, branches, labels, name.
+
+Parents come from ``parentId``.  A file written by ama only ever points to an earlier
+entry; when damage removed the parent (a skipped line), the entry is attached to the entry
+just before it in file order and counted in ``reparented``, so the tree stays a tree and
+nothing after the damage is lost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ama.messages import UNSET
+from ama.session.entries import (
+    AnyEntry,
+    CustomEntry,
+    LabelEntry,
+    SessionInfoEntry,
+)
+
+
+class SessionTree:
+    def __init__(self, entries: Iterable[AnyEntry] = (), leaf_id: str | None = ...) -> None:  # type: ignore[assignment]
+        """``leaf_id`` defaults to the last entry; pass the reader's ``leaf_id`` (which
+        honours ``leaf`` lines, including a leaf moved before the first entry: None)."""
+        self.entries: list[AnyEntry] = []
+        self.by_id: dict[str, AnyEntry] = {}
+        self.position: dict[str, int] = {}
+        self.parent: dict[str, str | None] = {}
+        self.reparented = 0
+        self._children: dict[str | None, list[str]] | None = None
+        self.leaf_id: str | None = None
+        for e in entries:
+            self.add(e)
+        if leaf_id is not ... and (leaf_id is None or leaf_id in self.by_id):
+            self.leaf_id = leaf_id
+
+    # --- building -------------------------------------------------------------------
+
+    def add(self, entry: AnyEntry) -> None:
+        """Append an entry (file order) and make it the leaf."""
+        pid = entry.parent_id
+        if pid is not None and pid not in self.by_id:
+            self.reparented += 1
+            pid = self.entries[-1].id if self.entries else None
+        self.position[entry.id] = len(self.entries)
+        self.entries.append(entry)
+        self.by_id[entry.id] = entry
+        self.parent[entry.id] = pid
+        if self._children is not None:
+            self._children.setdefault(pid, []).append(entry.id)
+        self.leaf_id = entry.id
+
+    def set_leaf(self, entry_id: str | None) -> None:
+        if entry_id is not None and entry_id not in self.by_id:
+            raise KeyError(entry_id)
+        self.leaf_id = entry_id
+
+    # --- queries --------------------------------------------------------------------
+
+    def __contains__(self, entry_id: object) -> bool:
+        return entry_id in self.by_id
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def get(self, entry_id: str) -> AnyEntry | None:
+        return self.by_id.get(entry_id)
+
+    def children(self, entry_id: str | None) -> list[str]:
+        """Ids of the direct children of an entry (None: the roots), in file order."""
+        if self._children is None:
+            ch: dict[str | None, list[str]] = {}
+            for e in self.entries:
+                ch.setdefault(self.parent[e.id], []).append(e.id)
+            self._children = ch
+        return list(self._children.get(entry_id, ()))
+
+    def path_ids(self, leaf_id: str | None = ...) -> list[str]:  # type: ignore[assignment]
+        """Ids from the root to ``leaf_id`` (default: the current leaf), inclusive."""
+        if leaf_id is ...:
+            leaf_id = self.leaf_id
+        out: list[str] = []
+        cur = leaf_id
+        parent = self.parent
+        while cur is not None:
+            out.append(cur)
+            cur = parent[cur]
+        out.reverse()
+        return out
+
+    def branch(self, leaf_id: str | None = ...) -> list[AnyEntry]:  # type: ignore[assignment]
+        """Entries from the root to ``leaf_id`` (default: the current leaf)."""
+        by_id = self.by_id
+        return [by_id[i] for i in self.path_ids(leaf_id)]
+
+    def is_ancestor(self, ancestor: str, entry_id: str | None) -> bool:
+        cur = entry_id
+        while cur is not None:
+            if cur == ancestor:
+                return True
+            cur = self.parent[cur]
+        return False
+
+    def labels(self) -> dict[str, str]:
+        """Current label of each labelled entry (the latest ``label`` entry wins)."""
+        out: dict[str, str] = {}
+        for e in self.entries:
+            if isinstance(e, LabelEntry):
+                if e.label is UNSET or not e.label:
+                    out.pop(e.target_id, None)
+                else:
+                    out[e.target_id] = e.label  # type: ignore[assignment]
+        return out
+
+    @property
+    def name(self) -> str | None:
+        """The session name: the latest ``session_info`` entry that sets one."""
+        for e in reversed(self.entries):
+            if isinstance(e, SessionInfoEntry) and e.name is not UNSET:
+                return e.name or None  # type: ignore[return-value]
+        return None
+
+    def latest_custom(self, custom_type: str, *, on_branch: bool = True) -> CustomEntry | None:
+        seq = self.branch() if on_branch else self.entries
+        for e in reversed(seq):
+            if isinstance(e, CustomEntry) and e.custom_type == custom_type:
+                return e
+        return None

@@ -1,0 +1,108 @@
+"""The one writer of a session file.
+
+* The writer holds the file's lease (see ``lease.py``) for as long as it is open.
+* Each entry is one ``write()`` of one whole line on an ``O_APPEND`` descriptor, so a
+  reader (which takes no lock) sees whole lines, plus at most one partial last line while
+  a write is in flight or after a crash.
+* A file whose last line was cut by a crash is never rewritten: the next writer starts a
+  new line first, so the partial line stays behind as a damaged line that readers skip.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+
+from ama.errors import AmaError
+from ama.session import lease
+
+
+class SessionWriter:
+    def __init__(self, fd: int, path: str) -> None:
+        self.fd = fd
+        self.path = path
+        self._needs_newline = False
+
+    @classmethod
+    def create(cls, path: str, first_lines: bytes) -> SessionWriter:
+        """Create a new session file (never an existing one) holding ``first_lines``."""
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        except FileExistsError:
+            raise AmaError("exists", f"session file {path} already exists") from None
+        except OSError as e:
+            raise AmaError("io_error", f"cannot create session file {path}: {e.strerror}") from None
+        w = cls(fd, path)
+        lease.acquire(fd, path)
+        w.append(first_lines)
+        return w
+
+    @classmethod
+    def open(cls, path: str) -> SessionWriter:
+        """Open an existing session file for appending; raises Busy if another writer has it."""
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
+        except FileNotFoundError:
+            from ama.errors import NotFound
+
+            raise NotFound(f"session file {path} does not exist") from None
+        except OSError as e:
+            raise AmaError("io_error", f"cannot open session file {path}: {e.strerror}") from None
+        try:
+            lease.acquire(fd, path)
+        except BaseException:
+            os.close(fd)
+            raise
+        w = cls(fd, path)
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            w._needs_newline = True
+        return w
+
+    def read_all(self) -> bytes:
+        """The file's bytes, read through the leased descriptor."""
+        chunks = []
+        offset = 0
+        while True:
+            chunk = os.pread(self.fd, 1 << 20, offset)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            offset += len(chunk)
+        return b"".join(chunks)
+
+    def append(self, data: bytes) -> None:
+        """Append whole line(s); ``data`` ends with a newline."""
+        if self.fd < 0:
+            raise AmaError("closed", f"session file {self.path} is closed")
+        if self._needs_newline:
+            data = b"\n" + data
+        view = memoryview(data)
+        written = 0
+        try:
+            while written < len(data):
+                n = os.write(self.fd, view[written:])
+                written += n
+        except OSError as e:
+            # a partial line may be on disk: the next append starts a fresh line
+            self._needs_newline = written > 0 or self._needs_newline
+            msg = "the disk is full" if e.errno == errno.ENOSPC else e.strerror
+            raise AmaError("io_error", f"cannot append to session file {self.path}: {msg}") from None
+        self._needs_newline = False
+
+    def sync(self) -> None:
+        if self.fd >= 0:
+            os.fsync(self.fd)
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            lease.release(self.fd)
+            os.close(self.fd)
+            self.fd = -1
+
+    def __del__(self) -> None:  # pragma: no cover - safety net
+        try:
+            self.close()
+        except Exception:
+            pass
