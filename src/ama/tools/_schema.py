@@ -88,7 +88,7 @@ def _join(where: str, key: str) -> str:
 def _describe(value: Any) -> str:
     if value is None:
         return "null"
-    for type_, label in _TYPE_NAMES.items():
-        if type_ != "integer" and _is_type(value, type_):
-            return label
+    for type_ in ("boolean", "integer", "number", "string", "array", "object"):
+        if _is_type(value, type_) and not (type_ == "integer" and isinstance(value, float)):
+            return _TYPE_NAMES[type_]
     return type(value).__name__
