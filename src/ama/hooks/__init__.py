@@ -10,11 +10,11 @@ from ama.hooks._runner import HookOutcome, HookRecord, interpret, run_hooks
 
 __all__ = [
     "EVENTS",
-    "TOOL_EVENTS",
     "HookOutcome",
     "HookRecord",
     "HookSpec",
     "HookTable",
+    "TOOL_EVENTS",
     "interpret",
     "parse_hooks",
     "run_hooks",

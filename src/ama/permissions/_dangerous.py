@@ -31,6 +31,7 @@ _INTERPRETERS = SHELLS | frozenset(
 _DISK = re.compile(r"^/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|rdisk|md|dm-|mapper/|sr|fd\d)")
 _SAFE_DEVICES = frozenset({"/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/full"})
 _FORK_BOMB = re.compile(r"([\w:.-]+)\s*\(\s*\)\s*\{[^}]*?\1\s*\|\s*&?\s*\1\s*&")
+_QUOTED = re.compile(r"'[^']*'|\"(?:\\.|[^\"\\])*\"")  # quoted strings are data (nested scripts are read apart)
 
 
 @dataclass(frozen=True)
@@ -228,7 +229,7 @@ def find_dangers(analysis: Analysis, *, cwd: str, home: str) -> list[Finding]:
         )
     if analysis.too_deep:
         found.append(Finding("too-deep", "nests sh -c / eval / $(…) too deeply to check it", None))
-    if any(_FORK_BOMB.search(text) for text in analysis.scripts):
+    if any(_FORK_BOMB.search(_QUOTED.sub("", text)) for text in analysis.scripts):
         found.append(Finding("fork-bomb", "is a fork bomb", None))
     for index, cmd in enumerate(analysis.commands):
         for danger in DANGEROUS:

@@ -176,7 +176,7 @@ def _names_secret(rule: Rule, ctx: PermissionContext) -> bool:
     if rule.kind == "any":
         return False
     text = rule.absolute_pattern(cwd=ctx.cwd, home=ctx.home) if rule.kind == "path" else rule.pattern
-    return mentions_secret(text, home=ctx.home, config_dir=ctx.config_dir, cwd=ctx.cwd) is not None
+    return mentions_secret(text, home=ctx.home, auth_dirs=ctx.auth_dirs, cwd=ctx.cwd) is not None
 
 
 def _named(
@@ -245,7 +245,7 @@ def _session_rules(call: _Call, ctx: PermissionContext, *, exact: bool = False) 
 
 def _secret(call: _Call, ctx: PermissionContext) -> tuple[str, list[int | None]] | None:
     """The secret a call touches and which commands name it (None = only the whole text)."""
-    kw = {"home": ctx.home, "config_dir": ctx.config_dir}
+    kw = {"home": ctx.home, "auth_dirs": ctx.auth_dirs}
     if call.kind in ("read", "write"):
         label = secret_path(call.path, **kw) if call.path else None
         return (label, []) if label else None

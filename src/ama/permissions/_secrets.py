@@ -2,8 +2,8 @@
 
 The list is the one the OS sandbox makes unreadable (000 sandbox.md, "不可读"): ``~/.ssh``,
 ``~/.gnupg``, ``~/.aws``, ``~/.kube``, ``~/.docker/config.json``, ``~/.config/gcloud``,
-``~/.netrc``, ``~/.pgpass``, ``~/.git-credentials``, ama's ``auth.json`` in its config
-directory; plus ``.env`` / ``.env.*`` files anywhere (templates such as ``.env.example``
+``~/.netrc``, ``~/.pgpass``, ``~/.git-credentials``, ama's ``auth.json`` (in its config
+directory, and in its data directory where ``ama.sandbox`` looks for it); plus ``.env`` / ``.env.*`` files anywhere (templates such as ``.env.example``
 excepted).
 
 Two checks: ``secret_path`` for a path argument already resolved to an absolute path, and
@@ -44,9 +44,11 @@ def is_env_file(name: str) -> bool:
     return (name == ".env" or name.startswith(".env.")) and name not in ENV_TEMPLATES
 
 
-def secret_paths(home: str, config_dir: str) -> list[str]:
+def secret_paths(home: str, auth_dirs: tuple[str, ...] = ()) -> list[str]:
     """The absolute secret paths (``.env`` files excepted: they are matched by name)."""
-    return [posixpath.join(home, n) for n in HOME_SECRETS] + [posixpath.join(config_dir, AUTH_FILE)]
+    return [posixpath.join(home, n) for n in HOME_SECRETS] + [
+        posixpath.join(d, AUTH_FILE) for d in auth_dirs if d
+    ]
 
 
 def _label(path: str, home: str) -> str:
@@ -55,9 +57,9 @@ def _label(path: str, home: str) -> str:
     return path
 
 
-def secret_path(path: str, *, home: str, config_dir: str) -> str | None:
+def secret_path(path: str, *, home: str, auth_dirs: tuple[str, ...] = ()) -> str | None:
     """A short name of the secret ``path`` (absolute, normalized) is or lies in, else None."""
-    for s in secret_paths(home, config_dir):
+    for s in secret_paths(home, auth_dirs):
         if path == s or path.startswith(s + "/"):
             return _label(s, home)
     if is_env_file(posixpath.basename(path)):
@@ -65,42 +67,46 @@ def secret_path(path: str, *, home: str, config_dir: str) -> str | None:
     return None
 
 
-def _auth_patterns(home: str, config_dir: str) -> list[re.Pattern[str]]:
-    full = posixpath.join(config_dir, AUTH_FILE)
-    pats = [re.compile(re.escape(full) + _E)]
-    if home and full.startswith(home.rstrip("/") + "/"):
-        rel = full[len(home.rstrip("/")) + 1 :]
-        pats.append(re.compile(_B + re.escape(rel) + _E))
+def _auth_patterns(home: str, auth_dirs: tuple[str, ...]) -> list[tuple[re.Pattern[str], str]]:
+    pats = []
+    for d in auth_dirs:
+        if not d:
+            continue
+        full = posixpath.join(d, AUTH_FILE)
+        pats.append((re.compile(re.escape(full) + _E), full))
+        if home and full.startswith(home.rstrip("/") + "/"):
+            rel = full[len(home.rstrip("/")) + 1 :]
+            pats.append((re.compile(_B + re.escape(rel) + _E), full))
     return pats
 
 
-def mentions_secret(text: str, *, home: str, config_dir: str, cwd: str = "/") -> str | None:
+def mentions_secret(text: str, *, home: str, auth_dirs: tuple[str, ...] = (), cwd: str = "/") -> str | None:
     """The first secret ``text`` names (lexically), else None.  Globs in words are matched
     against the secret paths too: ``~/.ss*/id_rsa`` names ``~/.ssh``."""
     m = _HOME_RE.search(text)
     if m:
         return "~/" + m.group(1)
-    for pat in _auth_patterns(home, config_dir):
+    for pat, full in _auth_patterns(home, auth_dirs):
         if pat.search(text):
-            return _label(posixpath.join(config_dir, AUTH_FILE), home)
+            return _label(full, home)
     for m in _ENV_RE.finditer(text):
         if is_env_file(m.group(1)):
             return m.group(1)
     if _GLOB.search(text):
         for word in text.split():
-            hit = _glob_names_secret(word, home=home, config_dir=config_dir, cwd=cwd)
+            hit = _glob_names_secret(word, home=home, auth_dirs=auth_dirs, cwd=cwd)
             if hit:
                 return hit
     return None
 
 
-def _glob_names_secret(word: str, *, home: str, config_dir: str, cwd: str) -> str | None:
+def _glob_names_secret(word: str, *, home: str, auth_dirs: tuple[str, ...], cwd: str) -> str | None:
     if not _GLOB.search(word):
         return None
     word = expand_home(word.strip("'\""), home)
     path = posixpath.normpath(word if word.startswith("/") else posixpath.join(cwd, word))
     parts = [p for p in path.split("/") if p not in ("", ".")]
-    for secret in [*secret_paths(home, config_dir), posixpath.join(cwd, ".env")]:
+    for secret in [*secret_paths(home, auth_dirs), posixpath.join(cwd, ".env")]:
         sparts = [p for p in secret.split("/") if p]
         if len(parts) < len(sparts):
             continue

@@ -67,10 +67,15 @@ class PermissionContext:
     sandbox: SandboxStatus | None = None
     session_allows: frozenset[Rule] = frozenset()
     unattended: bool = False
-    config_dir: str = ""
+    config_dir: str = ""  # ama's config directory: its auth.json is a secret
+    data_dir: str = ""  # ama's data directory: an auth.json there is a secret too
 
     def __post_init__(self) -> None:
         check_mode(self.mode)
+
+    @property
+    def auth_dirs(self) -> tuple[str, ...]:
+        return tuple(d for d in dict.fromkeys((self.config_dir, self.data_dir)) if d)
 
 
 @dataclass(frozen=True)
