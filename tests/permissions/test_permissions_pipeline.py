@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from ama.errors import InvalidArguments
-from ama.permissions import MODES, HookDecision, PermissionContext, Rules, decide
 from ama.hooks import HookOutcome
+from ama.permissions import MODES, HookDecision, PermissionContext, Rules, decide
 
 CWD, HOME, CONFIG, DATA = "/ws", "/home/u", "/home/u/.config/ama", "/home/u/.local/share/ama"
 
@@ -86,7 +86,14 @@ def test_rule_precedence_deny_over_ask_over_allow() -> None:
 
 def test_deny_rules_see_through_wrappers_and_nesting() -> None:
     c = ctx("full-auto", deny=["bash(rm:*)"])
-    for command in ["FOO=1 /bin/rm x", "timeout 5 rm x", "bash -c 'rm x'", "echo $(rm x)", "ls; rm x", "ls | xargs rm"]:
+    for command in [
+        "FOO=1 /bin/rm x",
+        "timeout 5 rm x",
+        "bash -c 'rm x'",
+        "echo $(rm x)",
+        "ls; rm x",
+        "ls | xargs rm",
+    ]:
         assert action("bash", {"command": command}, c) == "deny", command
     for command in ["echo rm x", "npm run rm", "git rm --cached x"]:
         assert action("bash", {"command": command}, c) == "allow", command
@@ -187,7 +194,9 @@ def test_protected_paths_can_be_named_by_allow_rules() -> None:
     c = ctx("auto-edit", allow=["edit(.git/hooks/**)"])
     assert action("write", {"path": ".git/hooks/pre-commit"}, c) == "allow"
     assert action("edit", {"path": ".ama/config.json"}, c) == "ask"
-    assert decide("edit", {"path": ".ama/config.json"}, ctx("auto-edit", allow=["edit"])).source == "protected"
+    assert (
+        decide("edit", {"path": ".ama/config.json"}, ctx("auto-edit", allow=["edit"])).source == "protected"
+    )
 
 
 @pytest.mark.parametrize(

@@ -43,7 +43,9 @@ SOURCES = {"dangerous": "dangerous", "deny_rule": "rule", "hook_ask": "hook", "s
            "nested_secret": "secret"}  # fmt: skip
 
 
-def ctx(mode: str, sandbox: str = "none", *, unattended: bool = False, **rules: list[str]) -> PermissionContext:
+def ctx(
+    mode: str, sandbox: str = "none", *, unattended: bool = False, **rules: list[str]
+) -> PermissionContext:
     return PermissionContext(
         mode=mode, cwd=CWD, home=HOME, config_dir=CONFIG, rules=Rules.parse(**rules),
         sandbox=SANDBOXES[sandbox], unattended=unattended,
@@ -108,7 +110,11 @@ def test_sandbox_false_can_be_allowed_by_hook_and_session() -> None:
     asked = decide("bash", args, ctx("default", "sandbox"))
     assert asked.action == "ask"
     remembered = PermissionContext(
-        mode="default", cwd=CWD, home=HOME, sandbox=SANDBOXES["sandbox"], session_allows=frozenset(asked.session_rules)
+        mode="default",
+        cwd=CWD,
+        home=HOME,
+        sandbox=SANDBOXES["sandbox"],
+        session_allows=frozenset(asked.session_rules),
     )
     d = decide("bash", args, remembered)
     assert (d.action, d.source, d.sandboxed) == ("allow", "session", False)

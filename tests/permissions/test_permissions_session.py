@@ -19,7 +19,9 @@ CWD, HOME = "/ws", "/home/u"
 
 
 def session(mode: str = "default", **kw) -> PermissionSession:
-    return PermissionSession(PermissionContext(mode=mode, cwd=CWD, home=HOME, config_dir=HOME + "/.config/ama", **kw))
+    return PermissionSession(
+        PermissionContext(mode=mode, cwd=CWD, home=HOME, config_dir=HOME + "/.config/ama", **kw)
+    )
 
 
 def test_allow_for_session_remembers_the_command_prefix() -> None:
@@ -87,7 +89,10 @@ def test_allow_once_and_deny_do_not_remember() -> None:
     assert s.resolve(d, ALLOW_ONCE).action == "allow"
     denied = s.resolve(d, Answer("deny", "use the Makefile target 'build' instead"))
     assert (denied.action, denied.source) == ("deny", "user")
-    assert denied.reason == "The user denied this tool call. The user said: use the Makefile target 'build' instead"
+    assert (
+        denied.reason
+        == "The user denied this tool call. The user said: use the Makefile target 'build' instead"
+    )
     assert s.session_rules == []
     assert s.decide("bash", {"command": "make"}).action == "ask"
 

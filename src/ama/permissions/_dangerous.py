@@ -31,7 +31,9 @@ _INTERPRETERS = SHELLS | frozenset(
 _DISK = re.compile(r"^/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|rdisk|md|dm-|mapper/|sr|fd\d)")
 _SAFE_DEVICES = frozenset({"/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/full"})
 _FORK_BOMB = re.compile(r"([\w:.-]+)\s*\(\s*\)\s*\{[^}]*?\1\s*\|\s*&?\s*\1\s*&")
-_QUOTED = re.compile(r"'[^']*'|\"(?:\\.|[^\"\\])*\"")  # quoted strings are data (nested scripts are read apart)
+_QUOTED = re.compile(
+    r"'[^']*'|\"(?:\\.|[^\"\\])*\""
+)  # quoted strings are data (nested scripts are read apart)
 
 
 @dataclass(frozen=True)
