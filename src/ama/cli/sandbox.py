@@ -66,10 +66,11 @@ def _load(cwd: str):
     return cfg
 
 
-def _data_dir() -> str:
+def _dirs() -> tuple[str, str]:
+    """(data dir, config dir)"""
     from ama.config import paths
 
-    return str(paths.data_dir())
+    return str(paths.data_dir()), str(paths.config_dir())
 
 
 def _home_relative(path: str) -> str:
@@ -92,7 +93,7 @@ def sandbox_status(args: argparse.Namespace) -> int:
     writable = [
         {"path": entry, "realpath": real, "exists": os.path.isdir(real)} for entry, real in settings.writable
     ]
-    hidden = credential_paths(os.path.expanduser("~"), _data_dir())
+    hidden = credential_paths(os.path.expanduser("~"), *_dirs())
     if args.json:
         out = status.to_json()
         out["bash"] = {
@@ -164,7 +165,8 @@ def sandbox_exec(args: argparse.Namespace) -> int:
         "sandbox.env": settings.env_allow,
     }
     try:
-        sandbox = make_bash_sandbox(config, cwd=cwd, data_dir=_data_dir())
+        data_dir, config_dir = _dirs()
+        sandbox = make_bash_sandbox(config, cwd=cwd, data_dir=data_dir, config_dir=config_dir)
     except SandboxError as e:
         raise AmaError("sandbox_failed", str(e)) from None
     try:

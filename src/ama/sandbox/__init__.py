@@ -16,16 +16,16 @@ from ama.sandbox.wrap import SandboxError, WrappedCommand, build_policy, scrub_e
 
 __all__ = [
     "BashSandbox",
+    "build_policy",
+    "detect",
+    "make_bash_sandbox",
     "Policy",
     "ProfileError",
     "SandboxError",
     "SandboxStatus",
-    "WrappedCommand",
-    "build_policy",
-    "detect",
-    "make_bash_sandbox",
     "scrub_env",
     "spawn",
     "summary_line",
     "wrap_command",
+    "WrappedCommand",
 ]

@@ -307,10 +307,12 @@ def read_settings(config: Mapping[str, Any] | Any, *, home: str | None = None) -
     return BashSettings(enabled, bash, network, writable, env_allow, warnings)
 
 
-def credential_paths(home: str, data_dir: str) -> list[str]:
+def credential_paths(home: str, data_dir: str, config_dir: str | None = None) -> list[str]:
     """Realpaths of the paths a sandboxed command must not read."""
     hidden = [os.path.realpath(os.path.join(home, rel)) for rel in CREDENTIAL_PATHS]
-    hidden.append(os.path.realpath(os.path.join(data_dir, AUTH_FILE)))
+    for directory in (data_dir, config_dir):
+        if directory:
+            hidden.append(os.path.realpath(os.path.join(directory, AUTH_FILE)))
     return list(dict.fromkeys(hidden))
 
 
@@ -323,11 +325,13 @@ def make_bash_sandbox(
     status: SandboxStatus | None = None,
     output_dirs: Sequence[str] = (),
     home: str | None = None,
+    config_dir: str | None = None,
 ) -> BashSandbox:
     """Build the session's bash sandbox from ``sandbox.*`` settings (a ``Config`` or a mapping).
 
     Active only with ``sandbox.bash: auto`` and a sandbox that restricts writes (bwrap,
     sandbox-exec).  ``status`` defaults to ``detect()``; ``AMA_SANDBOX=off`` always wins.
+    ``auth.json`` is hidden in ``data_dir`` and, when given, ``config_dir``.
     ``output_dirs``: ama's own output directories (full output of truncated results,
     background job logs), writable in the sandbox.  An active sandbox owns a private
     TMPDIR: ``close()`` removes it (so does garbage collection, and exit).
@@ -353,7 +357,7 @@ def make_bash_sandbox(
         )
     writable = [real for _entry, real in settings.writable]
     writable += [os.path.realpath(entry) for entry in output_dirs]
-    hidden = [h for h in credential_paths(home, data_dir) if not _contains(h, workspace)]
+    hidden = [h for h in credential_paths(home, data_dir, config_dir) if not _contains(h, workspace)]
     label = _SAFE_ID.sub("", session_id or "")[:12] or "session"
     tmpdir = os.path.realpath(tempfile.mkdtemp(prefix=f"ama-{label}-"))
     return BashSandbox(

@@ -1,0 +1,297 @@
+"""The bash sandbox settings: when it is active, the per-call policy table, env scrubbing, the hint."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from ama.config.loader import load_config
+from ama.sandbox import SandboxError, SandboxStatus, make_bash_sandbox, scrub_env
+from ama.sandbox.bash import CREDENTIAL_PATHS, DESCRIPTION
+
+BWRAP = SandboxStatus("bwrap", "/usr/bin/bwrap", True, True, "test")
+SEATBELT = SandboxStatus("sandbox-exec", "/usr/bin/sandbox-exec", True, True, "test")
+UNSHARE = SandboxStatus("unshare", "/usr/bin/unshare", True, False, "test")
+NONE = SandboxStatus("none", None, False, False, "test")
+ON = {"sandbox.bash": "auto"}
+
+SEED_SUFFIX = "Runs in an OS sandbox (writes only in workspace/temp, no network); sandbox:false needs approval."
+SEED_HINT = (
+    "[sandbox: this command ran in ama's OS sandbox (writes only in workspace/temp, no network). If it failed "
+    "because of that, rerun it with sandbox:false, which needs the user's approval.]"
+)
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    d = tmp_path / "ws"
+    d.mkdir()
+    return d
+
+
+def make(ws: Path, config=ON, status=BWRAP, **kw):
+    sandbox = make_bash_sandbox(config, cwd=str(ws), data_dir=str(ws.parent / "data"), status=status, **kw)
+    return sandbox
+
+
+# ---------------------------------------------------------------------------- when active
+
+
+def test_defaults_bash_off_means_inactive_and_byte_identical_tool(ws: Path):
+    sandbox = make(ws, config={})
+    assert not sandbox.active and not sandbox.isolates_network
+    assert sandbox.description_suffix == "" and sandbox.tmpdir is None
+    wrapped = sandbox.wrap("echo hi", cwd=str(ws))
+    assert wrapped.argv == [sandbox.shell, "-c", "echo hi"] and not wrapped.sandboxed
+    assert wrapped.env == dict(os.environ)
+    assert sandbox.hint("Permission denied", 1) is None
+
+
+@pytest.mark.parametrize("status", [BWRAP, SEATBELT])
+def test_active_with_a_sandbox_that_restricts_writes(ws: Path, status: SandboxStatus):
+    sandbox = make(ws, status=status)
+    assert sandbox.active and sandbox.isolates_network
+    assert sandbox.description_suffix == SEED_SUFFIX == DESCRIPTION["deny"]
+    sandbox.close()
+
+
+@pytest.mark.parametrize("status", [UNSHARE, NONE])
+def test_inactive_without_write_restriction(ws: Path, status: SandboxStatus):
+    sandbox = make(ws, status=status)
+    assert not sandbox.active and sandbox.description_suffix == ""
+
+
+def test_network_allow_is_active_but_not_network_isolated(ws: Path):
+    sandbox = make(ws, config={"sandbox.bash": "auto", "sandbox.network": "allow"})
+    assert sandbox.active and not sandbox.isolates_network
+    assert sandbox.description_suffix == "Runs in an OS sandbox (writes only in workspace/temp); sandbox:false needs approval."
+    sandbox.close()
+
+
+def test_off_switches_win(ws: Path, monkeypatch: pytest.MonkeyPatch):
+    assert not make(ws, config={"sandbox.bash": "auto", "sandbox.enabled": "off"}).active
+    monkeypatch.setenv("AMA_SANDBOX", "off")
+    sandbox = make(ws)  # even with a status saying bwrap works
+    assert not sandbox.active and "AMA_SANDBOX=off" in sandbox.status.explanation
+
+
+def test_nested_mapping_and_bad_values(ws: Path):
+    sandbox = make(ws, config={"sandbox": {"bash": "auto", "network": "sometimes", "writable": "~/x"}})
+    assert sandbox.active and sandbox.network == "deny"
+    assert any("sandbox.network" in w for w in sandbox.warnings)
+    assert any("sandbox.writable must be a list" in w for w in sandbox.warnings)
+    sandbox.close()
+
+
+def test_project_config_may_only_tighten_network(ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    ama_home = tmp_path / "ama-home"
+    ama_home.mkdir()
+    monkeypatch.setenv("AMA_HOME", str(ama_home))
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (ama_home / "config.json").write_text(json.dumps({"sandbox": {"network": "allow", "writable": [str(cache)]}}))
+    (ws / ".ama").mkdir()
+    project = {"sandbox": {"network": "deny", "bash": "auto", "enabled": "off", "writable": ["/"]}}
+    (ws / ".ama" / "config.json").write_text(json.dumps(project))
+    cfg = load_config(ws)
+    sandbox = make_bash_sandbox(cfg, cwd=str(ws), data_dir=str(ama_home), status=BWRAP)
+    # the project tightened network to deny; it could neither turn bash on nor add "/" as writable
+    assert not sandbox.active and sandbox.network == "deny"
+    assert sum("a project may not set" in w for w in cfg.warnings) == 3
+    user_only = make_bash_sandbox(
+        {**cfg.values, "sandbox.bash": "auto"}, cwd=str(ws), data_dir=str(ama_home), status=BWRAP
+    )
+    assert user_only.writable == (str(cache),) and user_only.network == "deny"
+    user_only.close()
+
+
+# ---------------------------------------------------------------------------- per-call policy
+
+
+def test_policy_table(ws: Path, tmp_path: Path, isolated_home: Path):
+    home = isolated_home
+    for rel in CREDENTIAL_PATHS:
+        p = home / rel
+        if rel in (".ssh", ".gnupg", ".aws", ".kube", ".config/gcloud"):
+            p.mkdir(parents=True)
+        else:
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text("secret")
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "auth.json").write_text("{}")
+    (ws / ".git").mkdir()
+    (ws / ".git" / "config").write_text("[core]\n")
+    (home / ".npm").mkdir()
+    out = tmp_path / "out"
+    out.mkdir()
+    config = {"sandbox.bash": "auto", "sandbox.writable": ["~/.npm", "~/.missing", "relative/dir", str(tmp_path / "out")]}
+    sandbox = make(ws, config=config, output_dirs=[str(out)])
+    try:
+        assert sandbox.warnings == ["sandbox.writable: relative path 'relative/dir' ignored (use an absolute path or ~/...)"]
+        policy = sandbox.policy()
+        assert policy.network == "deny"
+        assert set(policy.writable) == {str(ws), sandbox.tmpdir, str(home / ".npm"), str(out)}  # ~/.missing dropped
+        assert set(policy.read_only) == {str(ws / ".ama"), str(ws / ".git" / "hooks"), str(ws / ".git" / "config")}
+        assert policy.pinned == (str(ws / ".git"),)
+        assert set(policy.hidden_dirs) == {str(home / d) for d in (".ssh", ".gnupg", ".aws", ".kube", ".config/gcloud")}
+        files = {".docker/config.json", ".netrc", ".pgpass", ".git-credentials"}
+        assert set(policy.hidden_files) == {str(home / f) for f in files} | {str(data / "auth.json")}
+        # missing .ama/ and .git/hooks were created (empty) so that they can be mounted read-only
+        assert (ws / ".ama").is_dir() and list((ws / ".ama").iterdir()) == []
+        assert (ws / ".git" / "hooks").is_dir()
+        assert sandbox.policy(network="allow").network == "allow"
+        extra = tmp_path / "extra"
+        extra.mkdir()
+        assert str(extra) in sandbox.policy(extra_writable=[str(extra)]).writable
+        with pytest.raises(SandboxError, match="absolute"):
+            sandbox.policy(extra_writable=["rel"])
+    finally:
+        sandbox.close()
+    assert not os.path.exists(sandbox.tmpdir)  # close() removed the private TMPDIR
+
+
+def test_private_tmpdir_per_session_replaces_shared_tmp(ws: Path):
+    a, b = make(ws, session_id="s-1/../x"), make(ws, session_id="s-2")
+    try:
+        assert a.tmpdir != b.tmpdir and os.path.isdir(a.tmpdir) and os.stat(a.tmpdir).st_mode & 0o777 == 0o700
+        assert os.path.basename(a.tmpdir).startswith("ama-s-1x-")  # the id is sanitized
+        policy = a.policy()
+        assert "/tmp" not in policy.writable and a.tmpdir in policy.writable
+        wrapped = a.wrap("true", cwd=str(ws))
+        wrapped.close()
+        assert wrapped.env["TMPDIR"] == a.tmpdir
+    finally:
+        a.close()
+        b.close()
+
+
+def test_symlinked_credentials_are_hidden_by_realpath(ws: Path, isolated_home: Path, tmp_path: Path):
+    vault = tmp_path / "vault" / "ssh"
+    vault.mkdir(parents=True)
+    (isolated_home / ".ssh").symlink_to(vault)
+    sandbox = make(ws)
+    try:
+        assert str(vault) in sandbox.policy().hidden_dirs
+    finally:
+        sandbox.close()
+
+
+def test_workspace_inside_a_credential_dir_is_not_hidden(isolated_home: Path, tmp_path: Path):
+    ws = isolated_home / ".ssh" / "project"
+    ws.mkdir(parents=True)
+    sandbox = make_bash_sandbox(ON, cwd=str(ws), data_dir=str(tmp_path), status=BWRAP)
+    try:
+        assert str(isolated_home / ".ssh") not in sandbox.policy().hidden_dirs
+    finally:
+        sandbox.close()
+
+
+def test_workspace_at_root_or_home_warns(isolated_home: Path, tmp_path: Path):
+    sandbox = make_bash_sandbox(ON, cwd=str(isolated_home), data_dir=str(tmp_path), status=BWRAP)
+    sandbox.close()
+    assert any("write everywhere below it" in w for w in sandbox.warnings)
+
+
+def test_sandbox_false_runs_unwrapped_with_full_env(ws: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    sandbox = make(ws)
+    try:
+        wrapped = sandbox.wrap("ls", cwd=str(ws), sandbox=False)
+        assert wrapped.argv == [sandbox.shell, "-c", "ls"] and not wrapped.sandboxed
+        assert wrapped.env["OPENAI_API_KEY"] == "sk-test"
+    finally:
+        sandbox.close()
+
+
+def test_control_character_in_workspace_refused(tmp_path: Path):
+    ws = tmp_path / "bad\nname"
+    ws.mkdir()
+    sandbox = make_bash_sandbox(ON, cwd=str(ws), data_dir=str(tmp_path), status=BWRAP)
+    try:
+        with pytest.raises(SandboxError, match="control character"):
+            sandbox.wrap("true", cwd=str(ws))
+    finally:
+        sandbox.close()
+
+
+# ---------------------------------------------------------------------------- environment
+
+
+def test_credentials_scrubbed_from_environment():
+    env = {
+        "PATH": "/bin",
+        "HOME": "/h",
+        "OPENAI_API_KEY": "1",
+        "ANTHROPIC_API_KEY": "2",
+        "GITHUB_TOKEN": "3",
+        "NPM_TOKEN": "4",
+        "CLIENT_SECRET": "5",
+        "AWS_ACCESS_KEY_ID": "6",
+        "AWS_PROFILE": "7",
+        "AMA_API_KEY": "8",
+        "AMA_HOME": "/a",
+        "SSH_AUTH_SOCK": "/tmp/agent",
+        "TOKENIZERS_PARALLELISM": "false",
+    }
+    assert scrub_env(env) == {
+        "PATH": "/bin",
+        "HOME": "/h",
+        "AMA_HOME": "/a",
+        "SSH_AUTH_SOCK": "/tmp/agent",
+        "TOKENIZERS_PARALLELISM": "false",
+    }
+    kept = scrub_env(env, ["GITHUB_TOKEN", "AWS_*"])
+    assert kept["GITHUB_TOKEN"] == "3" and kept["AWS_PROFILE"] == "7" and "NPM_TOKEN" not in kept
+
+
+def test_sandbox_env_setting_passes_named_variables(ws: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp")
+    monkeypatch.setenv("NPM_TOKEN", "npm")
+    sandbox = make(ws, config={"sandbox.bash": "auto", "sandbox.env": ["GITHUB_TOKEN"]})
+    try:
+        with sandbox.wrap("env", cwd=str(ws)) as wrapped:
+            assert wrapped.env["GITHUB_TOKEN"] == "ghp" and "NPM_TOKEN" not in wrapped.env
+    finally:
+        sandbox.close()
+
+
+# ---------------------------------------------------------------------------- denial hint
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "touch: cannot touch '/etc/x': Read-only file system",
+        "mkdir: cannot create directory '/root/x': Permission denied",
+        "Error: EACCES: permission denied, open '/home/u/.npm/_cacache'",
+        "OSError: [Errno 1] Operation not permitted",
+        "npm ERR! code EPERM",
+        "curl: (6) Could not resolve host: example.com",
+        "npm ERR! getaddrinfo ENOTFOUND registry.npmjs.org",
+        "Error: connect ECONNREFUSED 127.0.0.1:5432",
+    ],
+)
+def test_hint_on_denial_like_failures(ws: Path, output: str):
+    sandbox = make(ws)
+    try:
+        assert sandbox.hint(output, 1) == SEED_HINT
+        assert sandbox.hint(output, 0) is None  # success: no hint
+    finally:
+        sandbox.close()
+
+
+def test_no_hint_for_unrelated_failures_or_network_markers_when_network_allowed(ws: Path):
+    sandbox = make(ws, config={"sandbox.bash": "auto", "sandbox.network": "allow"})
+    try:
+        assert sandbox.hint("make: *** [all] Error 2", 2) is None
+        assert sandbox.hint("curl: (6) Could not resolve host: example.com", 6) is None
+        assert sandbox.hint("Read-only file system", 1) == (
+            "[sandbox: this command ran in ama's OS sandbox (writes only in workspace/temp). If it failed "
+            "because of that, rerun it with sandbox:false, which needs the user's approval.]"
+        )
+    finally:
+        sandbox.close()
