@@ -116,7 +116,14 @@ class Box:
     """A workspace, a fake home, ama's home and a directory outside the workspace, for one user."""
 
     def __init__(self, base: Path, *, mode: str, prefix: list[str], uid: int | None, python: str, lib: Path):
-        self.base, self.mode, self.prefix, self.uid, self.python, self.lib = base, mode, prefix, uid, python, lib
+        self.base, self.mode, self.prefix, self.uid, self.python, self.lib = (
+            base,
+            mode,
+            prefix,
+            uid,
+            python,
+            lib,
+        )
         self.runner = RUNNER if mode == "root" else lib / "runner.py"
         self.ws = base / "ws"
         self.home = base / "home"

@@ -35,7 +35,11 @@ def main() -> int:
     cwd = req["cwd"]
     os.environ["AMA_TEST_AGENT_PID"] = str(os.getpid())  # the "agent" the sandbox must not reach
     sandbox = make_bash_sandbox(config, cwd=cwd, data_dir=os.environ["AMA_HOME"], session_id="test")
-    result: dict = {"active": sandbox.active, "explanation": sandbox.status.explanation, "warnings": sandbox.warnings}
+    result: dict = {
+        "active": sandbox.active,
+        "explanation": sandbox.status.explanation,
+        "warnings": sandbox.warnings,
+    }
     if not sandbox.active:
         print(json.dumps(result))
         return 0

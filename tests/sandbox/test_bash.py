@@ -18,7 +18,9 @@ UNSHARE = SandboxStatus("unshare", "/usr/bin/unshare", True, False, "test")
 NONE = SandboxStatus("none", None, False, False, "test")
 ON = {"sandbox.bash": "auto"}
 
-SEED_SUFFIX = "Runs in an OS sandbox (writes only in workspace/temp, no network); sandbox:false needs approval."
+SEED_SUFFIX = (
+    "Runs in an OS sandbox (writes only in workspace/temp, no network); sandbox:false needs approval."
+)
 SEED_HINT = (
     "[sandbox: this command ran in ama's OS sandbox (writes only in workspace/temp, no network). If it failed "
     "because of that, rerun it with sandbox:false, which needs the user's approval.]"
@@ -67,7 +69,10 @@ def test_inactive_without_write_restriction(ws: Path, status: SandboxStatus):
 def test_network_allow_is_active_but_not_network_isolated(ws: Path):
     sandbox = make(ws, config={"sandbox.bash": "auto", "sandbox.network": "allow"})
     assert sandbox.active and not sandbox.isolates_network
-    assert sandbox.description_suffix == "Runs in an OS sandbox (writes only in workspace/temp); sandbox:false needs approval."
+    assert (
+        sandbox.description_suffix
+        == "Runs in an OS sandbox (writes only in workspace/temp); sandbox:false needs approval."
+    )
     sandbox.close()
 
 
@@ -92,7 +97,9 @@ def test_project_config_may_only_tighten_network(ws: Path, tmp_path: Path, monke
     monkeypatch.setenv("AMA_HOME", str(ama_home))
     cache = tmp_path / "cache"
     cache.mkdir()
-    (ama_home / "config.json").write_text(json.dumps({"sandbox": {"network": "allow", "writable": [str(cache)]}}))
+    (ama_home / "config.json").write_text(
+        json.dumps({"sandbox": {"network": "allow", "writable": [str(cache)]}})
+    )
     (ws / ".ama").mkdir()
     project = {"sandbox": {"network": "deny", "bash": "auto", "enabled": "off", "writable": ["/"]}}
     (ws / ".ama" / "config.json").write_text(json.dumps(project))
@@ -128,16 +135,32 @@ def test_policy_table(ws: Path, tmp_path: Path, isolated_home: Path):
     (home / ".npm").mkdir()
     out = tmp_path / "out"
     out.mkdir()
-    config = {"sandbox.bash": "auto", "sandbox.writable": ["~/.npm", "~/.missing", "relative/dir", str(tmp_path / "out")]}
+    config = {
+        "sandbox.bash": "auto",
+        "sandbox.writable": ["~/.npm", "~/.missing", "relative/dir", str(tmp_path / "out")],
+    }
     sandbox = make(ws, config=config, output_dirs=[str(out)])
     try:
-        assert sandbox.warnings == ["sandbox.writable: relative path 'relative/dir' ignored (use an absolute path or ~/...)"]
+        assert sandbox.warnings == [
+            "sandbox.writable: relative path 'relative/dir' ignored (use an absolute path or ~/...)"
+        ]
         policy = sandbox.policy()
         assert policy.network == "deny"
-        assert set(policy.writable) == {str(ws), sandbox.tmpdir, str(home / ".npm"), str(out)}  # ~/.missing dropped
-        assert set(policy.read_only) == {str(ws / ".ama"), str(ws / ".git" / "hooks"), str(ws / ".git" / "config")}
+        assert set(policy.writable) == {
+            str(ws),
+            sandbox.tmpdir,
+            str(home / ".npm"),
+            str(out),
+        }  # ~/.missing dropped
+        assert set(policy.read_only) == {
+            str(ws / ".ama"),
+            str(ws / ".git" / "hooks"),
+            str(ws / ".git" / "config"),
+        }
         assert policy.pinned == (str(ws / ".git"),)
-        assert set(policy.hidden_dirs) == {str(home / d) for d in (".ssh", ".gnupg", ".aws", ".kube", ".config/gcloud")}
+        assert set(policy.hidden_dirs) == {
+            str(home / d) for d in (".ssh", ".gnupg", ".aws", ".kube", ".config/gcloud")
+        }
         files = {".docker/config.json", ".netrc", ".pgpass", ".git-credentials"}
         assert set(policy.hidden_files) == {str(home / f) for f in files} | {str(data / "auth.json")}
         # missing .ama/ and .git/hooks were created (empty) so that they can be mounted read-only

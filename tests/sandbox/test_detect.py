@@ -102,9 +102,14 @@ def test_other_userns_causes_are_named():
     no_ns = dict(NO_FACTS, max_user_namespaces="0")
     assert "user.max_user_namespaces=0" in explain_failure("e", facts=no_ns, euid=0)
     container = dict(NO_FACTS, container="/.dockerenv")
-    assert "container (/.dockerenv)" in explain_failure("bwrap: Creating new namespace failed", facts=container, euid=0)
+    assert "container (/.dockerenv)" in explain_failure(
+        "bwrap: Creating new namespace failed", facts=container, euid=0
+    )
     assert "container" not in explain_failure("sh: 4: Syntax error", facts=container, euid=0)
-    assert explain_failure("only the message\nsecond\nthird", facts=NO_FACTS, euid=0) == "only the message / second"
+    assert (
+        explain_failure("only the message\nsecond\nthird", facts=NO_FACTS, euid=0)
+        == "only the message / second"
+    )
 
 
 # ---------------------------------------------------------------------------- probing
@@ -145,10 +150,17 @@ def test_failed_bwrap_falls_back_to_unshare_and_says_why(tmp_path: Path, monkeyp
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="Linux only")
 def test_nothing_works_gives_none_with_every_reason(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     path = _path_with(tmp_path, ["true", "sh"])
-    _fake_tool(tmp_path / "bin", "unshare", "echo 'unshare: unshare failed: Operation not permitted' >&2; exit 1\n")
+    _fake_tool(
+        tmp_path / "bin", "unshare", "echo 'unshare: unshare failed: Operation not permitted' >&2; exit 1\n"
+    )
     monkeypatch.setenv("PATH", path)
     status = probe("linux")
-    assert (status.kind, status.executable, status.restricts_writes, status.isolates_network) == ("none", None, False, False)
+    assert (status.kind, status.executable, status.restricts_writes, status.isolates_network) == (
+        "none",
+        None,
+        False,
+        False,
+    )
     assert "bwrap is not installed" in status.explanation
     assert "unshare: unshare failed: Operation not permitted" in status.explanation
 
@@ -157,7 +169,7 @@ def test_bwrap_whose_command_fails_is_not_usable(tmp_path: Path, monkeypatch: py
     """A bwrap that reports the probe command failing (json exit-code != 0) is rejected as such."""
     path = _path_with(tmp_path, ["true", "sh"])
     script = 'while [ $# -gt 0 ]; do [ "$1" = --json-status-fd ] && fd=$2; shift; done\n'
-    script += "printf '{ \"child-pid\": 5 }\\n{ \"exit-code\": 159 }\\n' >/dev/fd/$fd\nexit 159\n"
+    script += 'printf \'{ "child-pid": 5 }\\n{ "exit-code": 159 }\\n\' >/dev/fd/$fd\nexit 159\n'
     _fake_tool(tmp_path / "bin", "bwrap", script)
     _fake_tool(tmp_path / "bin", "unshare", "exit 1\n")
     monkeypatch.setenv("PATH", path)
@@ -176,7 +188,9 @@ def test_macos_probe_without_sandbox_exec_gives_none():
 def test_json_status_tells_setup_failure_from_failing_command(bwrap_status: SandboxStatus, tmp_path: Path):
     def run(policy: Policy, command: list[str]) -> tuple[int, int | None]:
         r, w = os.pipe()
-        argv = bwrap_argv(policy, command, bwrap=bwrap_status.executable or "bwrap", as_root=os.geteuid() == 0, status_fd=w)
+        argv = bwrap_argv(
+            policy, command, bwrap=bwrap_status.executable or "bwrap", as_root=os.geteuid() == 0, status_fd=w
+        )
         proc = subprocess.run(argv, pass_fds=(w,), capture_output=True)
         os.close(w)
         with os.fdopen(r) as f:

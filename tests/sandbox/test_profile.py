@@ -35,19 +35,41 @@ def argv_lines(argv: list[str]) -> str:
 
 
 def test_bwrap_argv_as_root_matches_golden():
-    argv = bwrap_argv(BASH_POLICY, ["/bin/bash", "-c", "make"], bwrap="/usr/bin/bwrap", as_root=True, seccomp_fd=7, chdir="/work/ws")
+    argv = bwrap_argv(
+        BASH_POLICY,
+        ["/bin/bash", "-c", "make"],
+        bwrap="/usr/bin/bwrap",
+        as_root=True,
+        seccomp_fd=7,
+        chdir="/work/ws",
+    )
     assert argv_lines(argv) == golden("bwrap_bash_root.txt")
 
 
 def test_bwrap_argv_unprivileged_matches_golden():
-    argv = bwrap_argv(BASH_POLICY, ["/bin/bash", "-c", "make"], bwrap="/usr/bin/bwrap", as_root=False, seccomp_fd=7, chdir="/work/ws")
+    argv = bwrap_argv(
+        BASH_POLICY,
+        ["/bin/bash", "-c", "make"],
+        bwrap="/usr/bin/bwrap",
+        as_root=False,
+        seccomp_fd=7,
+        chdir="/work/ws",
+    )
     assert argv_lines(argv) == golden("bwrap_bash_user.txt")
 
 
 def test_bwrap_root_gets_own_user_namespace_without_capabilities():
     root = bwrap_argv(Policy(), ["true"], as_root=True)
     user = bwrap_argv(Policy(), ["true"], as_root=False)
-    assert root[root.index("--unshare-user") :][:7] == ["--unshare-user", "--uid", "0", "--gid", "0", "--cap-drop", "ALL"]
+    assert root[root.index("--unshare-user") :][:7] == [
+        "--unshare-user",
+        "--uid",
+        "0",
+        "--gid",
+        "0",
+        "--cap-drop",
+        "ALL",
+    ]
     assert "--unshare-user" not in user and "--cap-drop" not in user  # bwrap drops them itself for users
     for argv in (root, user):
         for flag in ("--new-session", "--die-with-parent", "--unshare-pid"):
@@ -57,7 +79,9 @@ def test_bwrap_root_gets_own_user_namespace_without_capabilities():
 
 def test_bwrap_mount_order_root_writable_readonly_hidden():
     argv = bwrap_argv(BASH_POLICY, ["true"])
-    ops = [(argv[i], argv[i + 1]) for i in range(len(argv) - 1) if argv[i].startswith("--") and argv[i] != "--"]
+    ops = [
+        (argv[i], argv[i + 1]) for i in range(len(argv) - 1) if argv[i].startswith("--") and argv[i] != "--"
+    ]
     order = [op for op, _ in ops if op in ("--ro-bind", "--bind", "--tmpfs")]
     # root read-only first, then every writable bind, then read-only sub-binds, then hidden
     assert order[0] == "--ro-bind" and ops[[o for o, _ in ops].index("--ro-bind")][1] == "/"
@@ -69,8 +93,17 @@ def test_bwrap_mount_order_root_writable_readonly_hidden():
     assert binds.index("/home/u") < binds.index("/home/u/.cache")
     assert binds.index("/work/ws") < binds.index("/work/ws/.git")
     # hidden files are read as empty: /dev/null bound read-only over them
-    assert ["--ro-bind", "/dev/null", "/home/u/.netrc"] == argv[argv.index("/home/u/.netrc") - 2 : argv.index("/home/u/.netrc") + 1]
-    assert argv[argv.index("--tmpfs") : argv.index("--tmpfs") + 4] == ["--tmpfs", "/home/u/.aws", "--remount-ro", "/home/u/.aws"]
+    assert argv[argv.index("/home/u/.netrc") - 2 : argv.index("/home/u/.netrc") + 1] == [
+        "--ro-bind",
+        "/dev/null",
+        "/home/u/.netrc",
+    ]
+    assert argv[argv.index("--tmpfs") : argv.index("--tmpfs") + 4] == [
+        "--tmpfs",
+        "/home/u/.aws",
+        "--remount-ro",
+        "/home/u/.aws",
+    ]
 
 
 def test_bwrap_network_allow_keeps_the_network_namespace():
@@ -87,11 +120,20 @@ def test_bwrap_status_fd_and_command_after_double_dash():
 
 def test_unshare_argv():
     assert unshare_argv(["node", "x.js"]) == ["unshare", "-r", "-n", "--", "node", "x.js"]
-    assert unshare_argv(["true"], unshare="/usr/bin/unshare", network="allow") == ["/usr/bin/unshare", "-r", "--", "true"]
+    assert unshare_argv(["true"], unshare="/usr/bin/unshare", network="allow") == [
+        "/usr/bin/unshare",
+        "-r",
+        "--",
+        "true",
+    ]
 
 
 def test_empty_command_refused():
-    for fn in (lambda: bwrap_argv(Policy(), []), lambda: unshare_argv([]), lambda: sandbox_exec_argv(Policy(), [])):
+    for fn in (
+        lambda: bwrap_argv(Policy(), []),
+        lambda: unshare_argv([]),
+        lambda: sandbox_exec_argv(Policy(), []),
+    ):
         with pytest.raises(ProfileError):
             fn()
 
@@ -197,7 +239,12 @@ def test_build_policy_for_bwrap_keeps_only_existing_targets(tmp_path: Path):
 
 def test_windows_has_no_sandbox_and_commands_pass_through_unchanged():
     status = probe("win32")
-    assert (status.kind, status.executable, status.isolates_network, status.restricts_writes) == ("none", None, False, False)
+    assert (status.kind, status.executable, status.isolates_network, status.restricts_writes) == (
+        "none",
+        None,
+        False,
+        False,
+    )
     assert "Windows" in status.explanation
     wrapped = wrap_command(status, ["cmd", "/c", "dir"], Policy(), env={"A_TOKEN": "t", "X": "1"})
     assert wrapped.argv == ["cmd", "/c", "dir"] and not wrapped.sandboxed and wrapped.pass_fds == ()
@@ -212,12 +259,20 @@ def test_unknown_platform_has_no_sandbox():
 def test_wrap_for_each_kind(tmp_path: Path):
     policy = Policy(writable=(str(tmp_path),))
     env = {"PATH": "/bin", "OPENAI_API_KEY": "sk"}
-    mac = wrap_command(SandboxStatus("sandbox-exec", "/usr/bin/sandbox-exec", True, True, ""), ["ls"], policy, env=env, tmpdir="/t")
+    mac = wrap_command(
+        SandboxStatus("sandbox-exec", "/usr/bin/sandbox-exec", True, True, ""),
+        ["ls"],
+        policy,
+        env=env,
+        tmpdir="/t",
+    )
     assert mac.argv[:3] == ["/usr/bin/sandbox-exec", "-p", sbpl_profile(policy)] and mac.argv[3:] == ["ls"]
     assert mac.sandboxed and mac.env == {"PATH": "/bin", "TMPDIR": "/t"}
     un = wrap_command(SandboxStatus("unshare", "/usr/bin/unshare", True, False, ""), ["ls"], policy, env=env)
     assert un.argv == ["/usr/bin/unshare", "-r", "-n", "--", "ls"] and un.sandboxed
-    with wrap_command(SandboxStatus("bwrap", "/usr/bin/bwrap", True, True, ""), ["ls"], policy, env=env, cwd=str(tmp_path)) as bw:
+    with wrap_command(
+        SandboxStatus("bwrap", "/usr/bin/bwrap", True, True, ""), ["ls"], policy, env=env, cwd=str(tmp_path)
+    ) as bw:
         assert bw.argv[0] == "/usr/bin/bwrap" and bw.argv[-2:] == ["--", "ls"]
         if bw.pass_fds:  # x86-64 / aarch64: the seccomp program travels in a pipe
             fd = bw.pass_fds[0]

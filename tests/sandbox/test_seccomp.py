@@ -56,7 +56,12 @@ def test_program_is_a_whole_number_of_instructions_and_fits_bpf_limits():
 
 @pytest.mark.parametrize(
     ("program", "arch", "socket_nr"),
-    [(X86, AUDIT_ARCH_X86_64, 41), (X86, AUDIT_ARCH_I386, 359), (ARM64, AUDIT_ARCH_AARCH64, 198), (ARM64, AUDIT_ARCH_ARM, 281)],
+    [
+        (X86, AUDIT_ARCH_X86_64, 41),
+        (X86, AUDIT_ARCH_I386, 359),
+        (ARM64, AUDIT_ARCH_AARCH64, 198),
+        (ARM64, AUDIT_ARCH_ARM, 281),
+    ],
 )
 def test_unix_sockets_refused_other_families_allowed(program, arch, socket_nr):
     assert run_bpf(program, arch=arch, nr=socket_nr, args=(AF_UNIX, 1, 0)) == RET_EPERM

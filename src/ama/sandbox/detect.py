@@ -258,7 +258,9 @@ def explain_failure(stderr: str, *, facts: Mapping[str, str | None], euid: int) 
         )
     if facts.get("max_user_namespaces") == "0":
         causes.append("user namespaces are disabled (user.max_user_namespaces=0)")
-    looks_denied = any(w in stderr.lower() for w in ("namespace", "not permitted", "permission denied", "uid map"))
+    looks_denied = any(
+        w in stderr.lower() for w in ("namespace", "not permitted", "permission denied", "uid map")
+    )
     if facts.get("container") and not causes and looks_denied:
         causes.append(
             f"running inside a container ({facts['container']}) whose seccomp or AppArmor profile "
