@@ -86,7 +86,7 @@ def convert_messages(context: Context, model: Model) -> tuple[list[str], list[di
             r = item.result
             assert r is not None
             content = [_user_block(b, model) for b in r.content if not isinstance(b, TextContent) or b.text]
-            block: dict = {"type": "tool_result", "tool_use_id": r.tool_call_id}
+            block: dict[str, Any] = {"type": "tool_result", "tool_use_id": r.tool_call_id}
             block["content"] = content or [{"type": "text", "text": "(no output)"}]
             if r.is_error:
                 block["is_error"] = True
@@ -111,7 +111,7 @@ def build_request(model: Model, context: Context, options: StreamOptions, api_ke
         if m["role"] == "user":
             m["content"][-1] = {**m["content"][-1], "cache_control": CACHE}
             break
-    system_blocks = [{"type": "text", "text": t} for t in system]
+    system_blocks: list[dict[str, Any]] = [{"type": "text", "text": t} for t in system]
     if system_blocks:
         system_blocks[-1]["cache_control"] = CACHE
     tools = [{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in context.tools]
@@ -174,70 +174,65 @@ async def run(
     finished = False
     async for event, data in post_sse(url, headers, body, options, builder):
         try:
-            ev = json.loads(data)
+            obj = json.loads(data)
         except ValueError:
             continue
-        kind = ev.get("type", event) if isinstance(ev, dict) else event
+        if not isinstance(obj, dict):
+            continue
+        kind = obj.get("type", event)
+        out: Event | None = None
         if kind == "message_start":
-            _usage(builder.usage, (ev.get("message") or {}).get("usage") or {})
+            _usage(builder.usage, (obj.get("message") or {}).get("usage") or {})
         elif kind == "content_block_start":
-            cb = ev.get("content_block") or {}
+            cb = obj.get("content_block") or {}
             t = cb.get("type")
             if t == "text":
                 i, out = builder.text_start()
-                index[ev["index"]] = i
                 yield out
-                d = builder.delta(i, cb.get("text") or "")
-                if d:
-                    yield d
+                out = builder.delta(i, cb.get("text") or "")
             elif t == "thinking":
                 i, out = builder.thinking_start()
-                index[ev["index"]] = i
-                yield out
             elif t == "redacted_thinking":
                 i, out = builder.thinking_start()
-                index[ev["index"]] = i
                 builder.set_signature(i, cb.get("data") or "")
                 builder.set_redacted(i)
-                yield out
             elif t in ("tool_use", "server_tool_use"):
                 i, out = builder.toolcall_start(cb.get("id") or "", cb.get("name") or "")
-                index[ev["index"]] = i
-                yield out
-        elif kind == "content_block_delta":
-            i = index.get(ev.get("index", -1))
-            if i is None or builder.kind(i) is None:
+            else:
                 continue
-            d = ev.get("delta") or {}
+            index[obj.get("index", -1)] = i
+        elif kind == "content_block_delta":
+            j = index.get(obj.get("index", -1))
+            if j is None or builder.kind(j) is None:
+                continue
+            d = obj.get("delta") or {}
             t = d.get("type")
             if t == "text_delta":
-                out = builder.delta(i, d.get("text") or "")
+                out = builder.delta(j, d.get("text") or "")
             elif t == "thinking_delta":
-                out = builder.delta(i, d.get("thinking") or "")
+                out = builder.delta(j, d.get("thinking") or "")
             elif t == "input_json_delta":
-                out = builder.delta(i, d.get("partial_json") or "")
+                out = builder.delta(j, d.get("partial_json") or "")
             elif t == "signature_delta":
-                builder.set_signature(i, d.get("signature") or "", append=True)
-                out = None
-            else:
-                out = None
-            if out:
-                yield out
+                builder.set_signature(j, d.get("signature") or "", append=True)
         elif kind == "content_block_stop":
-            i = index.pop(ev.get("index", -1), None)
-            if i is not None and builder.kind(i) is not None:
-                yield builder.end(i)
+            j = index.pop(obj.get("index", -1), None)
+            if j is not None and builder.kind(j) is not None:
+                out = builder.end(j)
         elif kind == "message_delta":
-            reason = (ev.get("delta") or {}).get("stop_reason")
+            reason = (obj.get("delta") or {}).get("stop_reason")
             if reason:
                 stop = STOP_REASONS.get(reason, "stop")
-            _usage(builder.usage, ev.get("usage") or {})
+            _usage(builder.usage, obj.get("usage") or {})
         elif kind == "message_stop":
             finished = True
             break
         elif kind == "error":
-            err = ev.get("error") or {}
-            raise error_for_type(err.get("type"), f"{err.get('type') or 'error'}: {err.get('message') or data}", provider=model.provider)
+            err = obj.get("error") or {}
+            etype = err.get("type")
+            raise error_for_type(etype, f"{etype or 'error'}: {err.get('message') or data}", provider=model.provider)
+        if out is not None:
+            yield out
     if not finished:
         raise ProviderError(
             "network",

@@ -109,15 +109,15 @@ class MessageBuilder:
         self._open[index] = _Open(kind)
         return index
 
-    def text_start(self) -> tuple[int, TextStartEvent]:
+    def text_start(self) -> tuple[int, Event]:
         i = self._new("text", TextContent(text=""))
         return i, TextStartEvent(content_index=i)
 
-    def thinking_start(self) -> tuple[int, ThinkingStartEvent]:
+    def thinking_start(self) -> tuple[int, Event]:
         i = self._new("thinking", ThinkingContent(thinking=""))
         return i, ThinkingStartEvent(content_index=i)
 
-    def toolcall_start(self, id: str, name: str) -> tuple[int, ToolCallStartEvent]:
+    def toolcall_start(self, id: str, name: str) -> tuple[int, Event]:
         i = self._new("toolCall", ToolCall(id=id, name=name))
         return i, ToolCallStartEvent(content_index=i, id=id, name=name)
 

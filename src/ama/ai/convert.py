@@ -100,7 +100,7 @@ class Item:
 def _user_blocks(content: str | list[Any]) -> list[Any]:
     if isinstance(content, str):
         return [TextContent(text=content)] if content else []
-    out = []
+    out: list[Any] = []
     for b in content:
         if isinstance(b, TextContent):
             if b.text:

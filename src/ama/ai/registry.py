@@ -17,6 +17,7 @@ are kept and reported when one of its models is asked for (``strict=True`` raise
 
 from __future__ import annotations
 
+import builtins
 import difflib
 import re
 from dataclasses import replace
@@ -225,7 +226,7 @@ class ModelRegistry:
 
     # --- lookup -----------------------------------------------------------------------
 
-    def list(self) -> list[Model]:
+    def list(self) -> builtins.list[Model]:
         return list(self._models.values())
 
     def api_key(self, model: Model) -> str | None:
@@ -264,7 +265,7 @@ class ModelRegistry:
             )
         raise NotFound(self._unknown(ref, f"declare it under providers.{provider}.models"), data={"candidates": self._close(ref)})
 
-    def _close(self, ref: str) -> list[str]:
+    def _close(self, ref: str) -> builtins.list[str]:
         refs = list(self._models)
         ids = {m.id: m.ref for m in self._models.values()}
         close = difflib.get_close_matches(ref, refs, n=5, cutoff=0.5)

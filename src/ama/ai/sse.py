@@ -15,7 +15,7 @@ async def iter_sse(chunks: AsyncIterable[bytes]) -> AsyncIterator[tuple[str, str
     """Yield ``(event, data)`` pairs; ``event`` defaults to ``"message"``."""
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
     buf = ""
-    event, data = "", []
+    event, data = "", list[str]()
     async for chunk in chunks:
         buf += decoder.decode(chunk)
         pos = 0
@@ -30,7 +30,7 @@ async def iter_sse(chunks: AsyncIterable[bytes]) -> AsyncIterator[tuple[str, str
             if not line:
                 if data:
                     yield event or "message", "\n".join(data)
-                event, data = "", []
+                event, data = "", list[str]()
                 continue
             if line.startswith(":"):
                 continue
