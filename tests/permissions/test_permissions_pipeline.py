@@ -128,6 +128,9 @@ def test_allow_rules_that_name_a_dangerous_command_allow_it() -> None:
     ("tool", "args"),
     [
         ("read", {"path": "~/.ssh/id_rsa"}),
+        ("read", {"path": "~u/.ssh/id_rsa"}),
+        ("read", {"path": "~root/.ssh/id_rsa"}),
+        ("read", {"path": "/var/home/u/.aws/credentials"}),
         ("ls", {"path": "~/.ssh"}),
         ("grep", {"pattern": "key", "path": "/home/u/.aws"}),
         ("find", {"path": "~/.kube/"}),

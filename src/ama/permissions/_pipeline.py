@@ -80,8 +80,17 @@ class _Call:
 
 
 def resolve_path(value: str, *, cwd: str, home: str) -> str:
+    """Absolute and normalized, as the tools resolve it (``~`` and ``~user`` expanded)."""
     if value == "~" or value.startswith("~/"):
         value = home + value[1:]
+    elif value.startswith("~"):  # ~user: assume a sibling of our home (no passwd lookup: pure)
+        name, _, rest = value[1:].partition("/")
+        user_home = (
+            home
+            if name == posixpath.basename(home.rstrip("/"))
+            else posixpath.join(posixpath.dirname(home), name)
+        )
+        value = user_home + ("/" + rest if rest else "")
     path = posixpath.normpath(posixpath.join(cwd, value))
     return "/" + path.lstrip("/") if path.startswith("//") else path
 

@@ -7,8 +7,10 @@ directory, and in its data directory where ``ama.sandbox`` looks for it); plus `
 excepted).
 
 Two checks: ``secret_path`` for a path argument already resolved to an absolute path, and
-``mentions_secret`` for free text (a bash command, its words, a rule pattern).  Text checks
-are lexical: ``cat $(ls -a | grep env)`` builds its path at run time and is not seen.
+``mentions_secret`` for free text (a bash command, its words, a rule pattern).  Both treat
+the home names (``.ssh``, ``.aws``, …) as secret under any directory (``~other/.ssh``,
+``/root/.aws``, a symlinked home), so the two agree.  Checks are lexical: symlinks are not
+followed and ``cat $(ls -a | grep env)`` builds its path at run time, unseen.
 """
 
 from __future__ import annotations
@@ -62,6 +64,9 @@ def secret_path(path: str, *, home: str, auth_dirs: tuple[str, ...] = ()) -> str
     for s in secret_paths(home, auth_dirs):
         if path == s or path.startswith(s + "/"):
             return _label(s, home)
+    m = _HOME_RE.search(path)  # the same names under any other home (~other, /root, a symlinked home)
+    if m:
+        return path[: m.end()]
     if is_env_file(posixpath.basename(path)):
         return posixpath.basename(path)
     return None
