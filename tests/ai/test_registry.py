@@ -150,3 +150,17 @@ def test_scripted_refs_and_reserved_name(tmp_path: Path):
     m = reg.get(f"scripted/{p}")
     assert m.api == "scripted" and m.context_window == 1000 and m.cost is None
     assert reg.get("scripted/does/not/exist.json").api == "scripted"  # the error comes with the request
+
+
+def test_docs_price_table_matches_the_builtin_table():
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "providers.md").read_text()
+    rows = {}
+    for line in doc.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 7 and cells[0].startswith("`") and "/" in cells[0]:
+            rows[cells[0].strip("`")] = [float(c.replace(",", "")) for c in cells[1:]]
+    models = ModelRegistry.load(None).list()
+    assert set(rows) == {m.ref for m in models}
+    for m in models:
+        c = m.cost
+        assert rows[m.ref] == [m.context_window, m.max_tokens, c.input, c.output, c.cache_read, c.cache_write], m.ref
