@@ -129,6 +129,17 @@ def test_rm_relative_to_cwd() -> None:
     assert dangers("rm -rf *", cwd="/ws/build") == []
 
 
+def test_cd_to_literal_paths_is_followed() -> None:
+    assert "rm-root" in dangers("cd / && rm -rf *")
+    assert "rm-root" in dangers("cd; rm -rf ./*")
+    assert "rm-root" in dangers("cd $HOME && rm -rf .")
+    assert "rm-root" in dangers("cd /usr/local && rm -rf ..")
+    assert "rm-root" in dangers("sh -c 'cd / && rm -rf *'")
+    assert dangers("cd /tmp/x && rm -rf *") == []
+    assert dangers("cd build && rm -rf *") == []
+    assert dangers("cd $SOMEWHERE && rm -rf *") == []
+
+
 def _nest(command: str, levels: int) -> str:
     for _ in range(levels):
         command = "bash -c " + shlex.quote(command)

@@ -233,11 +233,29 @@ def find_dangers(analysis: Analysis, *, cwd: str, home: str) -> list[Finding]:
         found.append(Finding("too-deep", "nests sh -c / eval / $(…) too deeply to check it", None))
     if any(_FORK_BOMB.search(_QUOTED.sub("", text)) for text in analysis.scripts):
         found.append(Finding("fork-bomb", "is a fork bomb", None))
-    for index, cmd in enumerate(analysis.commands):
+    for index, (cmd, where) in enumerate(zip(analysis.commands, _working_dirs(analysis, cwd, home))):
         for danger in DANGEROUS:
-            if danger.test(cmd, analysis, index, cwd, home):
+            if danger.test(cmd, analysis, index, where, home):
                 found.append(Finding(danger.name, danger.reason, index))
     return found
+
+
+def _working_dirs(analysis: Analysis, cwd: str, home: str) -> list[str]:
+    """The directory each command runs in, following ``cd``/``pushd`` to literal paths.
+
+    A ``cd`` lasts until the end of its script (subshell scoping is ignored: that can only
+    make a later command look as if it ran somewhere riskier)."""
+    current: dict[int | None, str] = {None: cwd}
+    out: list[str] = []
+    for cmd in analysis.commands:
+        base = current.get(cmd.parent) or (out[cmd.parent] if cmd.parent is not None else cwd)
+        out.append(base)
+        if cmd.name in ("cd", "pushd"):
+            args = [a for a in cmd.inner[1:] if not a.startswith("-")]
+            target = expand_home(args[0] if args else "~", home)
+            if "$" not in target and "`" not in target:
+                current[cmd.parent] = posixpath.normpath(posixpath.join(base, target))
+    return out
 
 
 def describe(findings: list[Finding], analysis: Analysis) -> str:
