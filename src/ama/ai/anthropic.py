@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 from typing import Any
 
 from ama.ai.builder import MessageBuilder
@@ -172,67 +173,68 @@ async def run(
     index: dict[int, int] = {}  # API block index -> our content index
     stop = "stop"
     finished = False
-    async for event, data in post_sse(url, headers, body, options, builder):
-        try:
-            obj = json.loads(data)
-        except ValueError:
-            continue
-        if not isinstance(obj, dict):
-            continue
-        kind = obj.get("type", event)
-        out: Event | None = None
-        if kind == "message_start":
-            _usage(builder.usage, (obj.get("message") or {}).get("usage") or {})
-        elif kind == "content_block_start":
-            cb = obj.get("content_block") or {}
-            t = cb.get("type")
-            if t == "text":
-                i, out = builder.text_start()
+    async with aclosing(post_sse(url, headers, body, options, builder)) as stream:
+        async for event, data in stream:
+            try:
+                obj = json.loads(data)
+            except ValueError:
+                continue
+            if not isinstance(obj, dict):
+                continue
+            kind = obj.get("type", event)
+            out: Event | None = None
+            if kind == "message_start":
+                _usage(builder.usage, (obj.get("message") or {}).get("usage") or {})
+            elif kind == "content_block_start":
+                cb = obj.get("content_block") or {}
+                t = cb.get("type")
+                if t == "text":
+                    i, out = builder.text_start()
+                    yield out
+                    out = builder.delta(i, cb.get("text") or "")
+                elif t == "thinking":
+                    i, out = builder.thinking_start()
+                elif t == "redacted_thinking":
+                    i, out = builder.thinking_start()
+                    builder.set_signature(i, cb.get("data") or "")
+                    builder.set_redacted(i)
+                elif t in ("tool_use", "server_tool_use"):
+                    i, out = builder.toolcall_start(cb.get("id") or "", cb.get("name") or "")
+                else:
+                    continue
+                index[obj.get("index", -1)] = i
+            elif kind == "content_block_delta":
+                j = index.get(obj.get("index", -1))
+                if j is None or builder.kind(j) is None:
+                    continue
+                d = obj.get("delta") or {}
+                t = d.get("type")
+                if t == "text_delta":
+                    out = builder.delta(j, d.get("text") or "")
+                elif t == "thinking_delta":
+                    out = builder.delta(j, d.get("thinking") or "")
+                elif t == "input_json_delta":
+                    out = builder.delta(j, d.get("partial_json") or "")
+                elif t == "signature_delta":
+                    builder.set_signature(j, d.get("signature") or "", append=True)
+            elif kind == "content_block_stop":
+                j = index.pop(obj.get("index", -1), None)
+                if j is not None and builder.kind(j) is not None:
+                    out = builder.end(j)
+            elif kind == "message_delta":
+                reason = (obj.get("delta") or {}).get("stop_reason")
+                if reason:
+                    stop = STOP_REASONS.get(reason, "stop")
+                _usage(builder.usage, obj.get("usage") or {})
+            elif kind == "message_stop":
+                finished = True
+                break
+            elif kind == "error":
+                err = obj.get("error") or {}
+                etype = err.get("type")
+                raise error_for_type(etype, f"{etype or 'error'}: {err.get('message') or data}", provider=model.provider)
+            if out is not None:
                 yield out
-                out = builder.delta(i, cb.get("text") or "")
-            elif t == "thinking":
-                i, out = builder.thinking_start()
-            elif t == "redacted_thinking":
-                i, out = builder.thinking_start()
-                builder.set_signature(i, cb.get("data") or "")
-                builder.set_redacted(i)
-            elif t in ("tool_use", "server_tool_use"):
-                i, out = builder.toolcall_start(cb.get("id") or "", cb.get("name") or "")
-            else:
-                continue
-            index[obj.get("index", -1)] = i
-        elif kind == "content_block_delta":
-            j = index.get(obj.get("index", -1))
-            if j is None or builder.kind(j) is None:
-                continue
-            d = obj.get("delta") or {}
-            t = d.get("type")
-            if t == "text_delta":
-                out = builder.delta(j, d.get("text") or "")
-            elif t == "thinking_delta":
-                out = builder.delta(j, d.get("thinking") or "")
-            elif t == "input_json_delta":
-                out = builder.delta(j, d.get("partial_json") or "")
-            elif t == "signature_delta":
-                builder.set_signature(j, d.get("signature") or "", append=True)
-        elif kind == "content_block_stop":
-            j = index.pop(obj.get("index", -1), None)
-            if j is not None and builder.kind(j) is not None:
-                out = builder.end(j)
-        elif kind == "message_delta":
-            reason = (obj.get("delta") or {}).get("stop_reason")
-            if reason:
-                stop = STOP_REASONS.get(reason, "stop")
-            _usage(builder.usage, obj.get("usage") or {})
-        elif kind == "message_stop":
-            finished = True
-            break
-        elif kind == "error":
-            err = obj.get("error") or {}
-            etype = err.get("type")
-            raise error_for_type(etype, f"{etype or 'error'}: {err.get('message') or data}", provider=model.provider)
-        if out is not None:
-            yield out
     if not finished:
         raise ProviderError(
             "network",

@@ -12,7 +12,7 @@ import os
 import ssl
 import sys
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 
 from ama.ai.builder import MessageBuilder
 from ama.ai.errors import ProviderError, error_for_status, error_message_from_body, parse_retry_after
@@ -108,7 +108,7 @@ async def post_sse(
     body: bytes,
     options: StreamOptions,
     builder: MessageBuilder,
-) -> AsyncIterator[tuple[str, str]]:
+) -> AsyncGenerator[tuple[str, str], None]:
     """POST ``body`` and yield the response's SSE ``(event, data)`` pairs.
 
     Raises ProviderError for an error status (with ``retry_after`` from the headers), a

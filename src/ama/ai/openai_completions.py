@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 from typing import Any
 
 from ama.ai.builder import MessageBuilder
@@ -181,71 +182,72 @@ async def run(
         i, current = current, None
         return builder.end(i)
 
-    async for _event, data in post_sse(url, headers, body, options, builder):
-        if data.strip() == "[DONE]":
-            done = True
-            break
-        try:
-            chunk = json.loads(data)
-        except ValueError:
-            continue
-        if not isinstance(chunk, dict):
-            continue
-        err = chunk.get("error")
-        if err:
-            etype = (err.get("type") or err.get("code")) if isinstance(err, dict) else None
-            msg = err.get("message") if isinstance(err, dict) else str(err)
-            raise error_for_type(str(etype) if etype else None, f"{model.provider}: {msg}", provider=model.provider)
-        if chunk.get("usage"):
-            _usage(builder, chunk["usage"])
-        for choice in chunk.get("choices") or []:
-            if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+    async with aclosing(post_sse(url, headers, body, options, builder)) as stream:
+        async for _event, data in stream:
+            if data.strip() == "[DONE]":
+                done = True
+                break
+            try:
+                chunk = json.loads(data)
+            except ValueError:
                 continue
-            delta = choice.get("delta") or {}
-            for field in REASONING_FIELDS:
-                value = delta.get(field)
-                if isinstance(value, str) and value:
-                    if current is None or builder.kind(current) != "thinking":
+            if not isinstance(chunk, dict):
+                continue
+            err = chunk.get("error")
+            if err:
+                etype = (err.get("type") or err.get("code")) if isinstance(err, dict) else None
+                msg = err.get("message") if isinstance(err, dict) else str(err)
+                raise error_for_type(str(etype) if etype else None, f"{model.provider}: {msg}", provider=model.provider)
+            if chunk.get("usage"):
+                _usage(builder, chunk["usage"])
+            for choice in chunk.get("choices") or []:
+                if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+                    continue
+                delta = choice.get("delta") or {}
+                for field in REASONING_FIELDS:
+                    value = delta.get(field)
+                    if isinstance(value, str) and value:
+                        if current is None or builder.kind(current) != "thinking":
+                            ev = close_current()
+                            if ev:
+                                yield ev
+                            current, start = builder.thinking_start()
+                            builder.set_signature(current, field)
+                            yield start
+                        out = builder.delta(current, value)
+                        if out:
+                            yield out
+                        break
+                content = delta.get("content")
+                if isinstance(content, str) and content:
+                    if current is None or builder.kind(current) != "text":
                         ev = close_current()
                         if ev:
                             yield ev
-                        current, start = builder.thinking_start()
-                        builder.set_signature(current, field)
+                        current, start = builder.text_start()
                         yield start
-                    out = builder.delta(current, value)
+                    out = builder.delta(current, content)
                     if out:
                         yield out
-                    break
-            content = delta.get("content")
-            if isinstance(content, str) and content:
-                if current is None or builder.kind(current) != "text":
-                    ev = close_current()
-                    if ev:
-                        yield ev
-                    current, start = builder.text_start()
-                    yield start
-                out = builder.delta(current, content)
-                if out:
-                    yield out
-            for n, tc in enumerate(delta.get("tool_calls") or []):
-                if not isinstance(tc, dict):
-                    continue
-                fn = tc.get("function") or {}
-                key = tc.get("index", n)
-                if key not in tools:
-                    ev = close_current()
-                    if ev:
-                        yield ev
-                    call_id = tc.get("id") or f"call_{len(tools)}"
-                    tools[key], start = builder.toolcall_start(call_id, fn.get("name") or "")
-                    yield start
-                elif fn.get("name"):
-                    builder.rename_tool(tools[key], fn["name"])
-                out = builder.delta(tools[key], fn.get("arguments") or "")
-                if out:
-                    yield out
-            if choice.get("finish_reason"):
-                finish = choice["finish_reason"]
+                for n, tc in enumerate(delta.get("tool_calls") or []):
+                    if not isinstance(tc, dict):
+                        continue
+                    fn = tc.get("function") or {}
+                    key = tc.get("index", n)
+                    if key not in tools:
+                        ev = close_current()
+                        if ev:
+                            yield ev
+                        call_id = tc.get("id") or f"call_{len(tools)}"
+                        tools[key], start = builder.toolcall_start(call_id, fn.get("name") or "")
+                        yield start
+                    elif fn.get("name"):
+                        builder.rename_tool(tools[key], fn["name"])
+                    out = builder.delta(tools[key], fn.get("arguments") or "")
+                    if out:
+                        yield out
+                if choice.get("finish_reason"):
+                    finish = choice["finish_reason"]
     if not done and finish is None:
         raise ProviderError(
             "network", f"{model.provider}: stream ended before finish_reason", retryable=True, provider=model.provider
