@@ -20,6 +20,7 @@ Callers treat both as "cannot tell": they ask.
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
 from dataclasses import dataclass, field
@@ -196,7 +197,21 @@ def _tokens(s: str) -> list[_Word | str]:
             buf.append(s[i + 1 : j - 1])
             in_word = quoted = True
             i = j
-        elif c == '"':
+        elif s.startswith("$'", i):  # ANSI-C quoting: $'\x72m' is rm
+            j = i + 2
+            while j < n and s[j] != "'":
+                j += 2 if s[j] == "\\" else 1
+            if j >= n:
+                raise ParseError("unterminated $' quote")
+            buf.append(_ansi_c(s[i + 2 : j]))
+            in_word = quoted = True
+            i = j + 1
+        elif _IFS.match(s, i):
+            flush()  # rm${IFS}-rf${IFS}/ is three words
+            i = _IFS.match(s, i).end()  # type: ignore[union-attr]
+        elif c == '"' or s.startswith('$"', i):
+            if c == "$":  # $"…" is a translated double-quoted string
+                i += 1
             j = _skip_quoted(s, i)
             k = i + 1
             while k < j - 1:
@@ -245,6 +260,25 @@ def _tokens(s: str) -> list[_Word | str]:
             i += 1
     flush()
     return out
+
+
+_IFS = re.compile(r"\$(?:IFS(?![A-Za-z0-9_])|\{IFS\})")
+_BRACES = re.compile(r"\{([^{}\s]*,[^{}\s]*)\}")
+
+
+def _brace_expand(word: str) -> list[str]:
+    """``{rm,-rf,/}`` -> rm -rf /; ``/{usr,etc}`` -> /usr /etc (first group only)."""
+    m = _BRACES.search(word)
+    if m is None or "$" in word[: m.start()]:
+        return [word]
+    return [word[: m.start()] + part + word[m.end() :] for part in m.group(1).split(",")]
+
+
+def _ansi_c(body: str) -> str:
+    try:
+        return codecs.escape_decode(body.encode("utf-8", "surrogateescape"))[0].decode("utf-8", "replace")
+    except ValueError:
+        return body
 
 
 def _skip_heredocs(s: str, i: int, heredocs: list[tuple[str, bool, bool]], out: list[_Word | str]) -> int:
@@ -425,6 +459,8 @@ def _read(text: str, result: Analysis, *, depth: int, parent: int | None, max_de
             if pending is not None:
                 redirects.append((pending, tok.value))
                 pending = None
+            elif not tok.quoted and _BRACES.search(tok.value):
+                argv.extend(_brace_expand(tok.value))
             else:
                 argv.append(tok.value)
         elif tok in _REDIRECTS:
