@@ -165,10 +165,10 @@ def _covering(rules: list[Rule], call: _Call, ctx: PermissionContext) -> Rule | 
     for cmd in call.analysis.commands:
         if not _needs_cover(cmd):
             continue
-        r = next((r for r in rules if r.matches_command(cmd.text)), None)
-        if r is None:
+        hit = next((r for r in rules if r.matches_command(cmd.text)), None)
+        if hit is None:
             return None
-        first = first or r
+        first = first or hit
     return first
 
 
@@ -254,9 +254,9 @@ def _session_rules(call: _Call, ctx: PermissionContext, *, exact: bool = False) 
 
 def _secret(call: _Call, ctx: PermissionContext) -> tuple[str, list[int | None]] | None:
     """The secret a call touches and which commands name it (None = only the whole text)."""
-    kw = {"home": ctx.home, "auth_dirs": ctx.auth_dirs}
+    home, auth_dirs = ctx.home, ctx.auth_dirs
     if call.kind in ("read", "write"):
-        label = secret_path(call.path, **kw) if call.path else None
+        label = secret_path(call.path, home=home, auth_dirs=auth_dirs) if call.path else None
         return (label, []) if label else None
     if call.kind != "exec":
         return None
@@ -264,10 +264,10 @@ def _secret(call: _Call, ctx: PermissionContext) -> tuple[str, list[int | None]]
     parts: list[int | None] = []
     label = None
     for i, cmd in enumerate(call.analysis.commands):
-        hit = mentions_secret(" ".join(cmd.words()), cwd=ctx.cwd, **kw)
+        hit = mentions_secret(" ".join(cmd.words()), cwd=ctx.cwd, home=home, auth_dirs=auth_dirs)
         if hit:
             label, parts = label or hit, [*parts, i]
-    whole = mentions_secret(call.command, cwd=ctx.cwd, **kw)
+    whole = mentions_secret(call.command, cwd=ctx.cwd, home=home, auth_dirs=auth_dirs)
     if whole and not parts:
         return whole, [None]
     return (label, parts) if label else None
@@ -316,8 +316,8 @@ def _decide(call: _Call, ctx: PermissionContext, hook: HookVerdict | None) -> De
         return Decision(action, reason, source, str(rule) if rule else None, call.sandboxed, tuple(session))
 
     tool = call.tool
-    verdict = getattr(hook, "decision", None) if hook is not None else None
-    verdict = {"block": "deny", "approve": "allow"}.get(verdict, verdict)
+    raw = getattr(hook, "decision", None) if hook is not None else None
+    verdict = {"block": "deny", "approve": "allow"}.get(raw, raw) if isinstance(raw, str) else None
     hook_reason = (getattr(hook, "reason", "") or "").strip()
     allow = list(ctx.rules.allow) + sorted(ctx.session_allows, key=str)
 
