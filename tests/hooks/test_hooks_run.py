@@ -201,3 +201,25 @@ def test_interpret_is_pure() -> None:
     assert interpret("Stop", 0, "", "").decision is None
     assert interpret("UserPromptSubmit", 0, "ctx", "").context == "ctx"
     assert interpret("PreToolUse", 2, "", "").reason == "hook exited with code 2"
+
+
+def test_cancelling_kills_the_process_group(tmp_path: Path) -> None:
+    pidfile = tmp_path / "pid"
+
+    async def main() -> None:
+        hooks = {
+            "Stop": [{"command": f"sleep 60 & echo $! > {pidfile}.tmp; mv {pidfile}.tmp {pidfile}; wait"}]
+        }
+        task = asyncio.ensure_future(run_hooks("Stop", {}, hooks, cwd=str(tmp_path)))
+        while not pidfile.exists():
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    grandchild = int(pidfile.read_text())
+    deadline = time.monotonic() + 10
+    while not _gone(grandchild) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert _gone(grandchild)

@@ -169,6 +169,10 @@ async def _run_one(
         await proc.wait()
         verdict = _Verdict(error=f"timed out after {timeout:g} s; the hook's process group was killed")
         return record(None, verdict, timed_out=True), verdict
+    except asyncio.CancelledError:  # the run was aborted: no hook outlives it
+        _kill_group(proc.pid)
+        await proc.wait()
+        raise
     except BaseException:
         _kill_group(proc.pid)
         raise
