@@ -94,3 +94,17 @@ def test_sse_parser_handles_any_chunking_and_line_endings():
     assert _parse([raw]) == expected
     for size in (1, 2, 3, 5, 8, 13):
         assert _parse([raw[i : i + size] for i in range(0, len(raw), size)]) == expected, size
+
+
+@pytest.mark.parametrize(
+    ("status", "body"),
+    [
+        (400, b'{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}'),
+        (400, b'{"error":{"message":"This model\'s maximum context length is 128000 tokens.","code":"context_length_exceeded"}}'),
+        (413, b'{"error":{"type":"request_too_large","message":"Request exceeds the context window"}}'),
+    ],
+)
+def test_context_overflow_is_recognised(status, body):
+    message, etype = error_message_from_body(status, body)
+    err = error_for_status(status, message, error_type=etype)
+    assert err.code == "context_overflow" and not err.retryable

@@ -8,6 +8,7 @@
            "network"          connect/read failure, dropped stream      retryable
            "timeout"          no byte within the timeout                retryable
            "auth"             HTTP 401/403, missing key                 not retryable
+           "context_overflow" the prompt does not fit the context window  not retryable
            "invalid_request"  HTTP 400/404/413/422                      not retryable
            "provider_error"   anything else                             not retryable
 
@@ -16,6 +17,7 @@ The agent loop does the retrying; this module only classifies and suggests a del
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -23,6 +25,12 @@ from typing import Any
 from ama.errors import AmaError
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
+#: how servers say "the prompt is too long" (Anthropic, OpenAI, vLLM, llama.cpp, Ollama, OpenRouter)
+OVERFLOW = re.compile(
+    r"prompt is too long|context[_ ]length[_ ]exceeded|maximum context length|context window|"
+    r"exceeds the available context|too many tokens|input is too long|reduce the length",
+    re.IGNORECASE,
+)
 RETRYABLE_TYPES = frozenset({"overloaded_error", "rate_limit_error", "api_error", "timeout_error", "server_error"})
 
 
@@ -60,7 +68,9 @@ class ProviderError(AmaError):
         return f"ProviderError({self.code!r}, {self.message!r}, retryable={self.retryable})"
 
 
-def code_for_status(status: int, error_type: str | None = None) -> str:
+def code_for_status(status: int, error_type: str | None = None, message: str = "") -> str:
+    if status in (400, 413, 422) and OVERFLOW.search(f"{error_type or ''} {message}"):
+        return "context_overflow"
     if status == 529 or error_type == "overloaded_error":
         return "overloaded"
     if status == 429 or error_type == "rate_limit_error":
@@ -84,7 +94,7 @@ def error_for_status(
 ) -> ProviderError:
     retryable = status in RETRYABLE_STATUS or status >= 500 or (error_type in RETRYABLE_TYPES)
     return ProviderError(
-        code_for_status(status, error_type),
+        code_for_status(status, error_type, message),
         message,
         retryable=retryable,
         http_status=status,
