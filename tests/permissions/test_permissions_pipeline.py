@@ -251,3 +251,10 @@ def test_paths_are_resolved_against_cwd_and_home() -> None:
     assert action("edit", {"path": "~/notes.md"}, c) == "deny"
     assert action("edit", {"path": "/home/u/notes.md"}, c) == "deny"
     assert action("read", {"path": "/ws/secretary"}, c) == "allow"
+
+
+def test_tool_names_are_case_insensitive() -> None:
+    c = ctx("default", allow=["WebFetch"], deny=["Bash(rm:*)"])
+    assert action("webfetch", {}, c) == "allow"
+    assert action("WEBFETCH", {}, c) == "allow"
+    assert action("Bash", {"command": "rm x"}, c) == "deny"

@@ -96,11 +96,12 @@ def resolve_path(value: str, *, cwd: str, home: str) -> str:
 
 
 def _inside(path: str, root: str) -> bool:
-    root = root.rstrip("/") or "/"
-    return path == root or path.startswith(root + "/") or root == "/"
+    root = root.rstrip("/")
+    return not root or path == root or path.startswith(root + "/")
 
 
 def _classify(tool: str, args: dict[str, Any], ctx: PermissionContext, read_only: bool | None) -> _Call:
+    tool = tool.lower()  # rules are case-insensitive
     spec = TOOLS.get(tool)
     if spec is None:
         ro = bool(read_only)
