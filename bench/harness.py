@@ -1,0 +1,58 @@
+"""Whole-process timing: run a command N times, report median / p95 wall time and peak RSS.
+
+    python bench/harness.py -n 20 -- ama sessions list --all
+
+Each run is a fresh process (so interpreter start-up and imports count, as a user sees
+them); peak memory is the child's own ``ru_maxrss`` from ``wait4``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+
+def measure(argv: list[str], runs: int = 20, *, warmup: int = 2, env: dict | None = None, cwd: str | None = None) -> dict:
+    times, rss = [], []
+    for i in range(warmup + runs):
+        t0 = time.perf_counter()
+        p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd)
+        _, status, usage = os.wait4(p.pid, 0)
+        dt = time.perf_counter() - t0
+        p.returncode = os.waitstatus_to_exitcode(status)
+        err = p.stderr.read().decode(errors="replace") if p.stderr else ""
+        p.stderr.close()
+        if p.returncode != 0:
+            raise SystemExit(f"{' '.join(argv)} exited {p.returncode}: {err[-500:]}")
+        if i >= warmup:
+            times.append(dt * 1000)
+            rss.append(usage.ru_maxrss / 1024)  # KiB -> MiB on Linux
+    times.sort()
+    return {
+        "median_ms": round(statistics.median(times), 1),
+        "p95_ms": round(times[min(len(times) - 1, int(len(times) * 0.95))], 1),
+        "min_ms": round(times[0], 1),
+        "peak_rss_mb": round(max(rss), 1),
+        "runs": runs,
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("-n", type=int, default=20)
+    ap.add_argument("cmd", nargs=argparse.REMAINDER)
+    a = ap.parse_args()
+    cmd = a.cmd[1:] if a.cmd[:1] == ["--"] else a.cmd
+    if not cmd:
+        ap.error("give a command after --")
+    r = measure(cmd, a.n)
+    print(f"{' '.join(cmd)}\n  median {r['median_ms']} ms  p95 {r['p95_ms']} ms  peak {r['peak_rss_mb']} MB  ({a.n} runs)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
