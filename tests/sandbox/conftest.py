@@ -81,33 +81,42 @@ def user_env(bwrap_status: SandboxStatus) -> UserEnv:
     shutil.copy(RUNNER, lib / "runner.py")
     compileall.compile_dir(str(lib), quiet=1)
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(lib)}
-    python = None
-    for candidate in dict.fromkeys([sys.executable, "/usr/bin/python3", shutil.which("python3") or ""]):
+    probe_ws = lib / "probe-ws"
+    probe_ws.mkdir()
+    if uid is not None:
+        os.chown(probe_ws, uid, uid)
+    # a Python >= 3.11 the user can run, also inside the sandbox (the escape tests use it there)
+    python, last = None, ""
+    for candidate in dict.fromkeys(["/usr/bin/python3", sys.executable, shutil.which("python3") or ""]):
         if not candidate:
             continue
-        check = [*prefix, candidate, "-c", "import sys, ama.sandbox; assert sys.version_info >= (3, 11)"]
-        if subprocess.run(check, env=env, capture_output=True, cwd="/").returncode == 0:
+        request = {
+            "command": '"$PY" -c "import sys; assert sys.version_info >= (3, 11); print(42 * 2)"',
+            "cwd": str(probe_ws),
+        }
+        proc = subprocess.run(
+            [*prefix, candidate, str(lib / "runner.py"), json.dumps(request)],
+            env={**env, "PY": candidate, "HOME": str(probe_ws), "AMA_HOME": str(probe_ws)},
+            capture_output=True,
+            text=True,
+            cwd=str(probe_ws),
+        )
+        if proc.returncode != 0:
+            last = proc.stderr.strip()[-300:]
+            continue
+        result = json.loads(proc.stdout)
+        if not result["active"]:
+            shutil.rmtree(lib, ignore_errors=True)
+            reason = f"bwrap does not work for an unprivileged user here: {result['explanation']}"
+            print(f"\n[sandbox tests] {reason}", file=sys.stderr)
+            pytest.skip(reason)
+        if "84" in result["output"]:
             python = candidate
             break
+        last = result["output"].strip()[-300:]
     if python is None:
         shutil.rmtree(lib, ignore_errors=True)
-        pytest.skip("no Python >= 3.11 that the unprivileged user can run")
-    probe = subprocess.run(
-        [*prefix, python, str(lib / "runner.py"), json.dumps({"probe": True})],
-        env=env,
-        capture_output=True,
-        text=True,
-        cwd="/",
-    )
-    if probe.returncode != 0:
-        shutil.rmtree(lib, ignore_errors=True)
-        pytest.skip(f"cannot run the test runner as an unprivileged user: {probe.stderr.strip()[-300:]}")
-    status = json.loads(probe.stdout)
-    if status["kind"] != "bwrap":
-        shutil.rmtree(lib, ignore_errors=True)
-        reason = f"bwrap does not work for an unprivileged user here: {status['explanation']}"
-        print(f"\n[sandbox tests] {reason}", file=sys.stderr)
-        pytest.skip(reason)
+        pytest.skip(f"no Python >= 3.11 that the unprivileged user can run in the sandbox: {last}")
     yield UserEnv(prefix, uid, python, lib)
     shutil.rmtree(lib, ignore_errors=True)
 

@@ -5,7 +5,7 @@
 Used by the escape tests so that the same sequence (make_bash_sandbox, wrap, spawn with
 start_new_session, killpg on timeout, close) runs as root and as an unprivileged user.
 Request keys: command, cwd, network (session setting), call_network (per call), writable
-(sandbox.writable), env (sandbox.env), kill_when (a path: SIGKILL the process group once
+(sandbox.writable), env_allow (sandbox.env), kill_when (a path: SIGKILL the process group once
 it exists, like a timeout would), probe (only report detect()).
 """
 
@@ -30,7 +30,7 @@ def main() -> int:
         "sandbox.bash": "auto",
         "sandbox.network": req.get("network", "deny"),
         "sandbox.writable": req.get("writable", []),
-        "sandbox.env": req.get("env", []),
+        "sandbox.env": req.get("env_allow", []),
     }
     cwd = req["cwd"]
     os.environ["AMA_TEST_AGENT_PID"] = str(os.getpid())  # the "agent" the sandbox must not reach
