@@ -18,6 +18,9 @@ from ama.config.schema import KEYS, OBJECT_KEYS, Key
 
 PROJECT_FILE = Path(".ama") / "config.json"
 
+#: list keys where a project's value is appended to the user's instead of replacing it
+MERGED_KEYS = frozenset({"permissions.deny", "permissions.ask"})
+
 #: environment variable -> (key, value mapping)
 ENV_OVERRIDES: dict[str, str] = {
     "AMA_SANDBOX": "sandbox.enabled",
@@ -117,6 +120,9 @@ def load_config(cwd: str | os.PathLike[str] | None = None, *, user_path: Path | 
             if allowed == "no" or (callable(allowed) and not allowed(cfg.get(name), value)):
                 cfg.warnings.append(f"{project_path}: a project may not set {name} to {value!r}; ignored")
                 continue
+            if name in MERGED_KEYS:
+                # a project adds rules; it never removes the user's
+                value = [*cfg.get(name, []), *(v for v in value if v not in cfg.get(name, []))]
             cfg.values[name] = value
             cfg.sources[name] = str(project_path)
     for var, name in ENV_OVERRIDES.items():
