@@ -133,7 +133,9 @@ async def test_images_come_back_as_image_blocks(ctx, workspace, name):
 async def test_image_too_large(ctx, workspace):
     write(workspace / "huge.png", PNG + bytes(MAX_IMAGE_BYTES))
     msg = await fails(read, ctx, path="huge.png")
-    assert msg.startswith(f"Image {workspace}/huge.png is too large to send (3.8 MiB; the limit is 3.75 MiB).")
+    assert msg.startswith(
+        f"Image {workspace}/huge.png is too large to send (3.8 MiB; the limit is 3.75 MiB)."
+    )
 
 
 @pytest.mark.parametrize(

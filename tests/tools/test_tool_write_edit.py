@@ -131,7 +131,9 @@ async def test_edit_requires_read_and_unchanged(ctx, workspace):
     await call(read, ctx, path="u.txt")
     p.write_text("x = 10\n")
     msg = await fails(edit, ctx, path="u.txt", old_string="10", new_string="2")
-    assert msg.startswith(f"File has been modified since it was read (by the user, a formatter or a command): {p}.")
+    assert msg.startswith(
+        f"File has been modified since it was read (by the user, a formatter or a command): {p}."
+    )
     p.unlink()
     assert await fails(edit, ctx, path="u.txt", old_string="1", new_string="2") == f"File not found: {p}"
 
@@ -174,7 +176,10 @@ async def test_edit_argument_errors(ctx, workspace):
     assert await fails(edit, ctx, path="z.txt", old_string="", new_string="a") == (
         "Invalid arguments for edit: old_string must not be empty (to create a file use write)"
     )
-    assert await fails(edit, ctx, path="z.txt", old_string="z") == "Invalid arguments for edit: 'new_string' is required"
+    assert (
+        await fails(edit, ctx, path="z.txt", old_string="z")
+        == "Invalid arguments for edit: 'new_string' is required"
+    )
 
 
 async def test_edit_crlf_file_with_lf_strings(ctx, workspace):

@@ -98,16 +98,19 @@ def parse_rule(line: str, *, ignore_case: bool = False) -> Rule | None:
     negate = line.startswith("!")
     if negate or line.startswith("\\!") or line.startswith("\\#"):
         line = line[1:]
-    dir_only = line.endswith("/")
-    line = line.rstrip("/")
-    if not line:
+    return compile_glob(line, negate=negate, ignore_case=ignore_case)
+
+
+def compile_glob(glob: str, *, negate: bool = False, ignore_case: bool = False) -> Rule | None:
+    """A gitignore-style glob: without ``/`` it matches a name at any depth, with ``/`` the
+    path relative to the base (a leading ``/`` only anchors); a trailing ``/`` means directories."""
+    dir_only = glob.endswith("/")
+    glob = glob.rstrip("/")
+    if not glob:
         return None
-    if "/" in line:
-        line = line.lstrip("/")
-    else:
-        line = "**/" + line
+    glob = glob.lstrip("/") if "/" in glob else "**/" + glob
     flags = re.IGNORECASE if ignore_case else 0
-    return Rule(re.compile(glob_to_regex(line), flags | re.DOTALL), negate, dir_only)
+    return Rule(re.compile(glob_to_regex(glob), flags | re.DOTALL), negate, dir_only)
 
 
 def parse_rules(text: str) -> list[Rule]:

@@ -38,12 +38,12 @@ def count_lines(text: str) -> int:
     return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
 
 
-def clip_middle(head: str, tail: str, total_lines: int, note: str, *, max_chars: int, max_lines: int) -> str:
-    """The start of ``head`` and the end of ``tail`` within the budgets, ``note`` between them.
-
-    ``head`` and ``tail`` are the same text when all of it is in memory; for a spilled output
-    they are its first and last bytes.  ``note`` may contain ``{omitted}`` (lines left out).
-    """
+def clip_middle(
+    head: str, tail: str, total_lines: int, note: Callable[[int], str], *, max_chars: int, max_lines: int
+) -> str:
+    """The start of ``head`` and the end of ``tail`` within the budgets, ``note(lines left out)``
+    between them.  ``head`` and ``tail`` are the same text when all of it is in memory; for a
+    spilled output they are its first and last bytes."""
     head_lines_max = max(1, int(max_lines * HEAD_SHARE))
     head_chars_max = int(max_chars * HEAD_SHARE)
     shown_head: list[str] = []
@@ -52,6 +52,7 @@ def clip_middle(head: str, tail: str, total_lines: int, note: str, *, max_chars:
         if size + len(line) + 1 > head_chars_max:
             if not shown_head:
                 shown_head.append(line[:head_chars_max] + "…")
+                size = head_chars_max + 1
             break
         shown_head.append(line)
         size += len(line) + 1
@@ -69,8 +70,7 @@ def clip_middle(head: str, tail: str, total_lines: int, note: str, *, max_chars:
         size += len(line) + 1
     shown_tail.reverse()
     omitted = max(0, total_lines - len(shown_head) - len(shown_tail))
-    middle = note.replace("{omitted}", str(omitted))
-    return "\n".join([*shown_head, middle, *shown_tail])
+    return "\n".join([*shown_head, note(omitted), *shown_tail])
 
 
 def new_output_path(output_dir: str, call_id: str, suffix: str) -> str:
@@ -153,7 +153,11 @@ class OutputCollector:
             head = clean(self._head.decode("utf-8", "replace"))
             tail = clean(bytes(self._buf).decode("utf-8", "replace"))
         where = f"; full output ({self.total} bytes) in {self.saved_to}" if self.saved_to else ""
-        note = f"... [{{omitted}} lines omitted{where}] ..."
+
+        def note(omitted: int) -> str:
+            what = f"{omitted} lines omitted" if omitted else "the middle of a long line omitted"
+            return f"... [{what}{where}] ..."
+
         return Rendered(
             clip_middle(head, tail, total_lines, note, max_chars=max_chars, max_lines=max_lines),
             True,

@@ -82,8 +82,9 @@ async def run_cancellable(fn: Callable[[Cancel], T], abort: asyncio.Event) -> T:
         raise ToolError("Aborted.") from None
 
 
-def walk_files(root: str, globs: list[str], cancel: Cancel) -> Iterator[str]:
-    """Absolute paths of the files under ``root`` that ``rg --files`` would list, in its order."""
+def walk_files(root: str, globs: list[str], cancel: Cancel, *, hidden: bool = False) -> Iterator[str]:
+    """Absolute paths of the files under ``root`` that ``rg --files`` would list, in its order
+    (``hidden``: as with ``--hidden``, hidden names are not skipped)."""
     overrides = Overrides(globs)
 
     def take(path: str, rel: str, name: str, is_dir: bool, stack: list[DirRules]) -> bool:
@@ -93,7 +94,7 @@ def walk_files(root: str, globs: list[str], cancel: Cancel) -> Iterator[str]:
         ignored = ignored_by_files(stack, path, is_dir)
         if ignored is not None:
             return not ignored
-        return not name.startswith(".")
+        return hidden or not name.startswith(".")
 
     def visit(dir_path: str, rel_dir: str, stack: list[DirRules]) -> Iterator[str]:
         stack = [DirRules.load(dir_path), *stack]
@@ -155,13 +156,15 @@ def rg_relative(line: bytes) -> str:
     return text[2:] if text.startswith("./") else text
 
 
-def list_files(root: str, globs: list[str], cancel: Cancel, *, use_rg: bool) -> Iterator[str]:
+def list_files(
+    root: str, globs: list[str], cancel: Cancel, *, use_rg: bool, hidden: bool = False
+) -> Iterator[str]:
     """Files under ``root`` (absolute paths), by rg when allowed and installed, else by walking."""
     rg = find_rg() if use_rg else None
     if rg is None:
-        yield from walk_files(root, globs, cancel)
+        yield from walk_files(root, globs, cancel, hidden=hidden)
         return
-    args = ["--files", "--null"]
+    args = ["--files", "--null", *(["--hidden"] if hidden else [])]
     for g in globs:
         args += ["-g", g]
     for line in rg_lines(rg, [*args, "."], root, cancel, sep=b"\0"):

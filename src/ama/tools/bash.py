@@ -144,7 +144,9 @@ def make_bash_tool(
         finally:
             prepared.close()
 
-    return BuiltinTool("bash", "Bash", description, bash_parameters(sandbox_description is not None), False, run)
+    return BuiltinTool(
+        "bash", "Bash", description, bash_parameters(sandbox_description is not None), False, run
+    )
 
 
 def _start_background(

@@ -26,10 +26,20 @@ DESCRIPTION = """Edit a file by exact string replacement: replaces old_string wi
 PARAMETERS = {
     "type": "object",
     "properties": {
-        "path": {"type": "string", "minLength": 1, "description": "File to edit (absolute or relative to the working directory)."},
+        "path": {
+            "type": "string",
+            "minLength": 1,
+            "description": "File to edit (absolute or relative to the working directory).",
+        },
         "old_string": {"type": "string", "description": "The exact text to replace."},
-        "new_string": {"type": "string", "description": "The text to put in its place (must differ from old_string)."},
-        "replace_all": {"type": "boolean", "description": "Replace every occurrence of old_string (default false)."},
+        "new_string": {
+            "type": "string",
+            "description": "The text to put in its place (must differ from old_string).",
+        },
+        "replace_all": {
+            "type": "boolean",
+            "description": "Replace every occurrence of old_string (default false).",
+        },
     },
     "required": ["path", "old_string", "new_string"],
     "additionalProperties": False,

@@ -57,7 +57,7 @@ LOCAL = LocalFileOps()
 
 
 def not_found_text(path: str, ops: FileOps) -> str:
-    """"File not found" with up to three similar names from the same directory."""
+    """ "File not found" with up to three similar names from the same directory."""
     import difflib
 
     msg = f"File not found: {path}"

@@ -41,12 +41,32 @@ PARAMETERS = {
     "type": "object",
     "properties": {
         "pattern": {"type": "string", "minLength": 1, "description": "Regular expression to search for."},
-        "path": {"type": "string", "description": "Directory or file to search (default: the working directory)."},
-        "glob": {"type": "string", "description": "Only search files matching this glob (e.g. \"*.py\"); \"!glob\" excludes."},
+        "path": {
+            "type": "string",
+            "description": "Directory or file to search (default: the working directory).",
+        },
+        "glob": {
+            "type": "string",
+            "description": 'Only search files matching this glob (e.g. "*.py"); "!glob" excludes.',
+        },
         "ignore_case": {"type": "boolean", "description": "Case-insensitive search (default false)."},
-        "context": {"type": "integer", "minimum": 0, "maximum": MAX_CONTEXT, "description": "Lines of context before and after each match (content mode)."},
-        "output_mode": {"type": "string", "enum": MODES, "description": "content, files_with_matches (default) or count."},
-        "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "description": f"Maximum matches or files to return (default {DEFAULT_LIMIT})."},
+        "context": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": MAX_CONTEXT,
+            "description": "Lines of context before and after each match (content mode).",
+        },
+        "output_mode": {
+            "type": "string",
+            "enum": MODES,
+            "description": "content, files_with_matches (default) or count.",
+        },
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": MAX_LIMIT,
+            "description": f"Maximum matches or files to return (default {DEFAULT_LIMIT}).",
+        },
     },
     "required": ["pattern"],
     "additionalProperties": False,
@@ -198,10 +218,10 @@ def _cut(text: str) -> str:
     return text if len(text) <= MAX_LINE_CHARS else f"{text[:MAX_LINE_CHARS]}… [line cut]"
 
 
-def format_hits(found: list[FileHits], q: Query, cwd: str) -> tuple[list[str], int]:
-    """Output lines, and how many matches (content) or files they show."""
+def format_hits(found: list[FileHits], q: Query, cwd: str) -> tuple[list[str], int, int]:
+    """Output lines, how many matches (content) or files they show, and from how many files."""
     out: list[str] = []
-    shown = 0
+    shown = files = 0
     for h in found:
         name = display_path(h.path, cwd)
         if q.mode != "content":
@@ -209,9 +229,11 @@ def format_hits(found: list[FileHits], q: Query, cwd: str) -> tuple[list[str], i
                 break
             out.append(name if q.mode == "files_with_matches" else f"{name}:{h.count}")
             shown += 1
+            files += 1
             continue
         if shown == q.limit:
             break
+        files += 1
         if q.context and out:
             out.append("--")
         prev = None
@@ -226,7 +248,7 @@ def format_hits(found: list[FileHits], q: Query, cwd: str) -> tuple[list[str], i
             if is_match:
                 shown += 1
                 last_match = number
-    return out, shown
+    return out, shown, files
 
 
 def make_grep_tool(*, use_rg: bool = True) -> Tool:
@@ -256,8 +278,8 @@ def make_grep_tool(*, use_rg: bool = True) -> Tool:
                 producer.close()
 
         found, more = await run_cancellable(search, ctx.abort)
-        lines, shown = format_hits(found, q, ctx.cwd)
-        details = {"mode": q.mode, "files": len(found), "shown": shown, "truncated": more}
+        lines, shown, files = format_hits(found, q, ctx.cwd)
+        details = {"mode": q.mode, "files": files, "shown": shown, "truncated": more}
         if not lines:
             return ToolResult.text(f"No matches for {q.pattern!r} in {root}.", details)
         text, size = [], 0

@@ -199,8 +199,16 @@ OUTPUT_DESCRIPTION = """Read the output of background jobs started with bash (ba
 OUTPUT_PARAMETERS = {
     "type": "object",
     "properties": {
-        "job_id": {"type": "string", "description": "The job id bash returned (e.g. bg1). Omit to list jobs."},
-        "wait": {"type": "number", "minimum": 0, "maximum": MAX_WAIT, "description": "Seconds to wait for the job to exit (default 0)."},
+        "job_id": {
+            "type": "string",
+            "description": "The job id bash returned (e.g. bg1). Omit to list jobs.",
+        },
+        "wait": {
+            "type": "number",
+            "minimum": 0,
+            "maximum": MAX_WAIT,
+            "description": "Seconds to wait for the job to exit (default 0).",
+        },
     },
     "additionalProperties": False,
 }
@@ -209,7 +217,9 @@ KILL_DESCRIPTION = """Stop a background job started with bash (background: true)
 
 KILL_PARAMETERS = {
     "type": "object",
-    "properties": {"job_id": {"type": "string", "minLength": 1, "description": "The job id to stop (e.g. bg1)."}},
+    "properties": {
+        "job_id": {"type": "string", "minLength": 1, "description": "The job id to stop (e.g. bg1)."}
+    },
     "required": ["job_id"],
     "additionalProperties": False,
 }

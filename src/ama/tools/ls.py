@@ -19,7 +19,11 @@ PARAMETERS = {
     "type": "object",
     "properties": {
         "path": {"type": "string", "description": "Directory to list (default: the working directory)."},
-        "ignore": {"type": "array", "items": {"type": "string"}, "description": "Glob patterns of entry names to leave out."},
+        "ignore": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "Glob patterns of entry names to leave out.",
+        },
     },
     "additionalProperties": False,
 }
@@ -37,12 +41,13 @@ def make_ls_tool(*, ops: FileOps | None = None) -> Tool:
             raise ToolError(f"Directory not found: {path}") from None
         if not stat_mod.S_ISDIR(st.st_mode):
             raise ToolError(f"Not a directory: {path} (use read for files).")
-        entries = sorted(
-            (name + "/" if is_dir else name)
+        listed = [
+            (name, is_dir)
             for name, is_dir in fs.list_dir(path)
             if not any(fnmatch.fnmatchcase(name, pat) for pat in ignore)
-        )
-        entries.sort(key=str.casefold)
+        ]
+        listed.sort(key=lambda e: (e[0].casefold(), e[0]))
+        entries = [name + "/" if is_dir else name for name, is_dir in listed]
         details = {"path": path, "count": len(entries), "truncated": len(entries) > MAX_ENTRIES}
         if not entries:
             return ToolResult.text(f"{path} is empty.", details)

@@ -38,9 +38,21 @@ DESCRIPTION = f"""Read a file from the local file system. Returns the lines with
 PARAMETERS = {
     "type": "object",
     "properties": {
-        "path": {"type": "string", "minLength": 1, "description": "File to read (absolute or relative to the working directory)."},
-        "offset": {"type": "integer", "minimum": 0, "description": "Line number to start at (1-based; 0 or 1 is the first line)."},
-        "limit": {"type": "integer", "minimum": 1, "description": f"Maximum number of lines to return (default {DEFAULT_LIMIT})."},
+        "path": {
+            "type": "string",
+            "minLength": 1,
+            "description": "File to read (absolute or relative to the working directory).",
+        },
+        "offset": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Line number to start at (1-based; 0 or 1 is the first line).",
+        },
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "description": f"Maximum number of lines to return (default {DEFAULT_LIMIT}).",
+        },
     },
     "required": ["path"],
     "additionalProperties": False,

@@ -27,7 +27,7 @@ DESCRIPTION = """Keep a task list for multi-step work, visible to the user.
 _ITEM = {
     "type": "object",
     "properties": {
-        "id": {"type": "string", "minLength": 1, "description": "Short unique id, e.g. \"1\"."},
+        "id": {"type": "string", "minLength": 1, "description": 'Short unique id, e.g. "1".'},
         "text": {"type": "string", "minLength": 1, "description": "What to do."},
         "status": {"type": "string", "enum": STATUSES},
     },

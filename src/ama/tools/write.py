@@ -23,7 +23,11 @@ DESCRIPTION = """Write a file: creates it, or overwrites it completely.
 PARAMETERS = {
     "type": "object",
     "properties": {
-        "path": {"type": "string", "minLength": 1, "description": "File to write (absolute or relative to the working directory)."},
+        "path": {
+            "type": "string",
+            "minLength": 1,
+            "description": "File to write (absolute or relative to the working directory).",
+        },
         "content": {"type": "string", "description": "The complete new content of the file."},
     },
     "required": ["path", "content"],
