@@ -167,7 +167,7 @@ class DirRules:
 
 def ancestors_rules(root: str) -> list[DirRules]:
     """Ignore files of the directories above ``root``, nearest first."""
-    out = []
+    out: list[DirRules] = []
     path = root
     while True:
         parent = os.path.dirname(path)

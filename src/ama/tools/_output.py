@@ -10,6 +10,7 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import BinaryIO
 
 MAX_CHARS = 30_000
 MAX_LINES = 2000
@@ -105,7 +106,7 @@ class OutputCollector:
         self.saved_to = saved_to
         self._buf = bytearray()
         self._head = b""
-        self._file = None
+        self._file: BinaryIO | None = None
         self.total = 0
         self.newlines = 0
         self.last_byte = b""
@@ -125,8 +126,8 @@ class OutputCollector:
         elif len(self._buf) > SPILL_AT:
             if self.saved_to is None and self._spill is not None:
                 self.saved_to = self._spill()
-                self._file = open(self.saved_to, "wb")  # noqa: SIM115 - closed in render()
-                self._file.write(self._buf)
+                self._file = f = open(self.saved_to, "wb")  # noqa: SIM115 - closed in render()
+                f.write(self._buf)
             self._head = bytes(self._buf[:KEEP])
             del self._buf[:-KEEP]
 

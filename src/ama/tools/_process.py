@@ -25,12 +25,10 @@ def popen(argv: list[str], **kwargs: Any) -> subprocess.Popen:
     """The one place bash starts a process: ``ama.sandbox.spawn`` when the sandbox package
     provides it (it spawns from a long-lived thread), else ``subprocess.Popen``."""
     try:
-        from ama.sandbox import spawn  # type: ignore[attr-defined]
+        from ama.sandbox import spawn
     except ImportError:
-        spawn = None
-    if callable(spawn):
-        return spawn(argv, **kwargs)
-    return subprocess.Popen(argv, **kwargs)
+        return subprocess.Popen(argv, **kwargs)
+    return spawn(argv, **kwargs)
 
 
 def watch_exit(proc: subprocess.Popen, on_exit: Callable[[int], None]) -> threading.Thread:

@@ -131,7 +131,8 @@ def rg_lines(rg: str, args: list[str], root: str, cancel: Cancel, sep: bytes = b
     completed = False
     try:
         pending = b""
-        while chunk := proc.stdout.read1(1 << 16):
+        fd = proc.stdout.fileno()
+        while chunk := os.read(fd, 1 << 16):
             cancel.check()
             parts = (pending + chunk).split(sep)
             pending = parts.pop()

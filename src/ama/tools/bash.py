@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from ama.tools._output import MAX_CHARS, MAX_LINES, OutputCollector, new_output_path
 from ama.tools._process import (
@@ -214,12 +215,12 @@ async def _run_foreground(
         start_new_session=True,
     )
     eof: asyncio.Future = loop.create_future()
-    transport = None
+    transport: asyncio.BaseTransport | None = None
     finished = False
     try:
         transport, _ = await loop.connect_read_pipe(lambda: _PipeReader(collector, eof, on_data), proc.stdout)
         exited = exit_future(proc)
-        abort_wait = asyncio.ensure_future(ctx.abort.wait())
+        abort_wait: asyncio.Future[Any] = asyncio.ensure_future(ctx.abort.wait())
         try:
             await asyncio.wait({exited, abort_wait}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
         finally:

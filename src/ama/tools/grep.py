@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 
 import msgspec
@@ -96,10 +96,10 @@ class Query:
 
 class _RgText(msgspec.Struct):
     text: str | None = None
-    bytes: str | None = None
+    data: str | None = msgspec.field(default=None, name="bytes")
 
     def raw(self) -> bytes:
-        return self.text.encode() if self.text is not None else base64.b64decode(self.bytes or "")
+        return self.text.encode() if self.text is not None else base64.b64decode(self.data or "")
 
     def decode(self) -> str:
         return self.text if self.text is not None else self.raw().decode("utf-8", "replace")
@@ -123,7 +123,7 @@ def _strip_eol(text: str) -> str:
     return text.removesuffix("\n").removesuffix("\r")
 
 
-def rg_hits(rg: str, q: Query, cancel: Cancel) -> Iterator[FileHits]:
+def rg_hits(rg: str, q: Query, cancel: Cancel) -> Generator[FileHits, None, None]:
     args = ["-e", q.pattern]
     if q.ignore_case:
         args.append("-i")
@@ -191,7 +191,7 @@ def search_file(path: str, regex: re.Pattern[str], q: Query) -> FileHits | None:
     return hits
 
 
-def python_hits(q: Query, cancel: Cancel) -> Iterator[FileHits]:
+def python_hits(q: Query, cancel: Cancel) -> Generator[FileHits, None, None]:
     regex = compile_pattern(q)
     for path in walk_files(q.root, q.globs, cancel):
         hits = search_file(path, regex, q)

@@ -70,7 +70,7 @@ class Job:
             if self.returncode is not None:
                 return True
             self._waiters.append((loop, fut))
-        waits: set[asyncio.Future] = {fut}
+        waits: set[asyncio.Future[Any]] = {fut}
         abort_task = asyncio.ensure_future(abort.wait()) if abort is not None else None
         if abort_task is not None:
             waits.add(abort_task)
@@ -104,7 +104,7 @@ class BackgroundJobs:
             raise ToolError(f"No background job {job_id!r} (known jobs: {known}).")
         return job
 
-    def list(self) -> list[Job]:
+    def jobs(self) -> list[Job]:
         return list(self._jobs.values())
 
     def running(self) -> list[Job]:
@@ -242,7 +242,7 @@ def make_bash_output_tool(jobs: BackgroundJobs) -> Tool:
     async def run(call_id: str, args: dict, ctx: ToolContext, on_update: object) -> ToolResult:
         job_id = args.get("job_id")
         if not job_id:
-            listed = jobs.list()
+            listed = jobs.jobs()
             if not listed:
                 return ToolResult.text("No background jobs.", {"jobs": []})
             text = "\n".join(f"{_status_line(j)}\n  output: {j.output_path}" for j in listed)
