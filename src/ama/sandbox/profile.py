@@ -20,6 +20,7 @@ after them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -54,11 +55,14 @@ class Policy:
                 check_path(path)
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
 def check_path(path: str) -> str:
     """Return ``path`` if it is absolute and free of control characters, else raise."""
     if not isinstance(path, str) or not path.startswith("/"):
         raise ProfileError(f"sandbox paths must be absolute: {path!r}")
-    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in path):
+    if _CONTROL.search(path):
         raise ProfileError(f"sandbox path contains a control character: {path!r}")
     return path
 

@@ -7,14 +7,16 @@ and hand it to ``spawn``.  ``WrappedCommand.close()`` releases what was made for
 
 from __future__ import annotations
 
+import fnmatch
+import functools
 import os
 import queue
+import re
 import stat
 import subprocess
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
 
 from ama.sandbox import profile, seccomp
 from ama.sandbox.detect import SandboxStatus
@@ -42,18 +44,28 @@ CREDENTIAL_ENV_PATTERNS: tuple[str, ...] = (
 )
 
 
+@functools.lru_cache(maxsize=32)
+def _globs(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
+    """One compiled regex for a set of glob patterns (fnmatch semantics, case-sensitive)."""
+    if not patterns:
+        return None
+    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))
+
+
 def is_credential_var(name: str) -> bool:
-    upper = name.upper()
-    return any(fnmatchcase(upper, pattern) for pattern in CREDENTIAL_ENV_PATTERNS)
+    pattern = _globs(CREDENTIAL_ENV_PATTERNS)
+    return pattern is not None and pattern.match(name.upper()) is not None
 
 
 def scrub_env(env: Mapping[str, str], allow: Iterable[str] = ()) -> dict[str, str]:
     """``env`` without credential variables, except names (or glob patterns) in ``allow``."""
-    allow = tuple(allow)
+    credential = _globs(CREDENTIAL_ENV_PATTERNS)
+    allowed = _globs(tuple(allow))
+    assert credential is not None
     return {
         k: v
         for k, v in env.items()
-        if not is_credential_var(k) or any(fnmatchcase(k, pattern) for pattern in allow)
+        if not credential.match(k.upper()) or (allowed is not None and allowed.match(k))
     }
 
 
