@@ -296,3 +296,14 @@ async def test_ls_empty_cap_and_errors(ctx, workspace):
     assert await fails(ls, ctx, path="nope") == f"Directory not found: {workspace}/nope"
     write(workspace / "f.txt", "x")
     assert await fails(ls, ctx, path="f.txt") == f"Not a directory: {workspace}/f.txt (use read for files)."
+
+
+@pytest.mark.parametrize("use_rg", [True, False], ids=["rg", "python"])
+async def test_grep_stops_early_in_a_file_with_many_matches(ctx, workspace, use_rg):
+    write(workspace / "log.txt", "".join(f"match {i}\n" for i in range(50_000)))
+    r = await call(
+        make_grep_tool(use_rg=use_rg), ctx, pattern="match", output_mode="content", context=1, limit=2
+    )
+    assert text(r) == (
+        "log.txt:1:match 0\nlog.txt:2:match 1\n\n[Showing the first 2 matches; narrow the search or raise limit.]"
+    )

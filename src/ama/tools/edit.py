@@ -78,7 +78,7 @@ def _not_found_hint(content: str, old: str) -> str:
     want = [line.strip() for line in old.strip("\n").split("\n")]
     have = [line.strip() for line in content.split("\n")]
     for i in range(len(have) - len(want) + 1):
-        if have[i : i + len(want)] == want:
+        if have[i] == want[0] and have[i : i + len(want)] == want:
             return (
                 f" A match that differs only in whitespace or indentation starts at line {i + 1};"
                 " copy the text exactly as the file has it."

@@ -152,6 +152,9 @@ def rg_hits(rg: str, q: Query, cancel: Cancel) -> Generator[FileHits, None, None
             is_match = ev.type == "match"
             current.count += is_match
             current.lines.append((d.line_number or 0, _strip_eol(d.lines.decode()), is_match))
+            if current.count > q.limit:  # enough from this file: the rest would not be shown
+                yield current
+                return
         elif ev.type == "end" and current is not None:
             yield current
             current = None
@@ -179,6 +182,8 @@ def search_file(path: str, regex: re.Pattern[str], q: Query) -> FileHits | None:
     matched = [i for i, line in enumerate(lines) if regex.search(line)]
     if not matched:
         return None
+    if q.mode == "content":
+        matched = matched[: q.limit + 1]  # as rg_hits: no more than can be shown, plus one
     if q.mode == "files_with_matches":
         return FileHits(path, 1)
     hits = FileHits(path, len(matched))

@@ -70,9 +70,7 @@ _BINARY_KINDS = [
     (b"\x1f\x8b", "gzip data"),
     (b"\x7fELF", "ELF executable"),
     (b"SQLite format 3\x00", "SQLite database"),
-    (b"\xcf\xfa\xed\xfe", "Mach-O executable"),
-    (b"MZ", "Windows executable"),
-]
+]  # other executables and archives have a NUL byte early on
 
 
 def image_mime(head: bytes) -> str | None:
