@@ -81,10 +81,11 @@ class Job:
                 abort_task.cancel()
         return self.returncode is not None
 
-    def _exited(self, returncode: int) -> None:  # on the waiting thread
+    def _exited(self, returncode: int, announce: Callable[[], None]) -> None:  # on the waiting thread
         with self._lock:
             self.returncode = returncode
             waiters, self._waiters = self._waiters, []
+        announce()  # the event goes out before anyone waiting for the exit resumes
         for loop, fut in waiters:
             call_soon(loop, lambda f=fut: f.done() or f.set_result(None))
 
@@ -141,12 +142,14 @@ class BackgroundJobs:
         self._jobs[job.id] = job
         loop = asyncio.get_running_loop()
 
+        def announce() -> None:
+            if emit is not None:
+                call_soon(loop, emit, job.event("stopped" if job.kill_requested else "exited"))
+
         def exited(returncode: int) -> None:
             if on_exit is not None:
                 on_exit()
-            job._exited(returncode)
-            if emit is not None:
-                call_soon(loop, emit, job.event("stopped" if job.kill_requested else "exited"))
+            job._exited(returncode, announce)
 
         if emit is not None:
             emit(job.event("started"))
