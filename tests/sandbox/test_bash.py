@@ -259,6 +259,8 @@ def test_credentials_scrubbed_from_environment():
         "AMA_HOME": "/a",
         "SSH_AUTH_SOCK": "/tmp/agent",
         "TOKENIZERS_PARALLELISM": "false",
+        "STRIPE_SECRET_KEY": "9",
+        "DB_PASSWORD": "10",
     }
     assert scrub_env(env) == {
         "PATH": "/bin",
@@ -269,6 +271,31 @@ def test_credentials_scrubbed_from_environment():
     }
     kept = scrub_env(env, ["GITHUB_TOKEN", "AWS_*"])
     assert kept["GITHUB_TOKEN"] == "3" and kept["AWS_PROFILE"] == "7" and "NPM_TOKEN" not in kept
+    # provider key variables with unusual names are scrubbed when named; allow still wins
+    assert "TOKENIZERS_PARALLELISM" not in scrub_env(env, deny=["TOKENIZERS_*"])
+    assert scrub_env(env, allow=["HOME"], deny=["HOME"])["HOME"] == "/h"
+
+
+def test_secret_env_names_are_scrubbed(ws: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("OPENROUTER_CREDENTIAL", "or")
+    sandbox = make(ws, secret_env=["OPENROUTER_CREDENTIAL"])
+    try:
+        with sandbox.wrap("env", cwd=str(ws)) as wrapped:
+            assert "OPENROUTER_CREDENTIAL" not in wrapped.env
+    finally:
+        sandbox.close()
+
+
+def test_seatbelt_refuses_creation_by_path_so_nothing_is_created(ws: Path):
+    (ws / ".git").mkdir()
+    sandbox = make(ws, status=SEATBELT)
+    try:
+        policy = sandbox.policy()
+        assert str(ws / ".ama") in policy.read_only and str(ws / ".git" / "hooks") in policy.read_only
+        assert not (ws / ".ama").exists() and not (ws / ".git" / "hooks").exists()
+        assert policy.pinned == ()
+    finally:
+        sandbox.close()
 
 
 def test_sandbox_env_setting_passes_named_variables(ws: Path, monkeypatch: pytest.MonkeyPatch):

@@ -140,6 +140,7 @@ class BashSandbox:
         writable: Sequence[str] = (),
         hidden: Sequence[str] = (),
         env_allow: Sequence[str] = (),
+        env_deny: Sequence[str] = (),
         shell: str = "/bin/sh",
         warnings: Sequence[str] = (),
     ) -> None:
@@ -150,7 +151,8 @@ class BashSandbox:
         self.tmpdir = tmpdir
         self.writable = tuple(writable)  # realpaths: sandbox.writable and ama's output dirs
         self.hidden = tuple(hidden)  # realpaths of the credential paths
-        self.env_allow = tuple(env_allow)
+        self.env_allow = tuple(env_allow)  # sandbox.env: credential variables passed anyway
+        self.env_deny = tuple(env_deny)  # more variables to scrub (provider key variables)
         self.shell = shell
         self.warnings = list(warnings)
         self._finalizer = weakref.finalize(self, shutil.rmtree, tmpdir, True) if tmpdir else None
@@ -181,10 +183,10 @@ class BashSandbox:
             extra.append(os.path.realpath(expanded))
         ws = self.workspace
         git = os.path.join(ws, ".git")
-        _ensure_dir(os.path.join(ws, ".ama"))
-        git_is_dir = os.path.isdir(git) and not os.path.islink(git)
-        if git_is_dir:
-            _ensure_dir(os.path.join(git, "hooks"))
+        if self.status.kind == "bwrap":  # SBPL refuses creating missing paths by itself
+            _ensure_dir(os.path.join(ws, ".ama"))
+            if os.path.isdir(git) and not os.path.islink(git):
+                _ensure_dir(os.path.join(git, "hooks"))
         read_only = [os.path.realpath(os.path.join(ws, rel)) for rel in WORKSPACE_READ_ONLY]
         pinned = [git] if os.path.lexists(git) and not os.path.islink(git) else []
         writable = [ws, *([self.tmpdir] if self.tmpdir else []), *self.writable, *extra]
@@ -234,6 +236,7 @@ class BashSandbox:
             argv,
             policy,
             env_allow=self.env_allow,
+            env_deny=self.env_deny,
             cwd=os.path.abspath(cwd),
             tmpdir=self.tmpdir,
         )
@@ -326,12 +329,14 @@ def make_bash_sandbox(
     output_dirs: Sequence[str] = (),
     home: str | None = None,
     config_dir: str | None = None,
+    secret_env: Sequence[str] = (),
 ) -> BashSandbox:
     """Build the session's bash sandbox from ``sandbox.*`` settings (a ``Config`` or a mapping).
 
     Active only with ``sandbox.bash: auto`` and a sandbox that restricts writes (bwrap,
     sandbox-exec).  ``status`` defaults to ``detect()``; ``AMA_SANDBOX=off`` always wins.
-    ``auth.json`` is hidden in ``data_dir`` and, when given, ``config_dir``.
+    ``auth.json`` is hidden in ``data_dir`` and, when given, ``config_dir``.  ``secret_env``:
+    more environment variables to scrub (e.g. the key variables named by configured providers).
     ``output_dirs``: ama's own output directories (full output of truncated results,
     background job logs), writable in the sandbox.  An active sandbox owns a private
     TMPDIR: ``close()`` removes it (so does garbage collection, and exit).
@@ -369,6 +374,7 @@ def make_bash_sandbox(
         writable=writable,
         hidden=hidden,
         env_allow=settings.env_allow,
+        env_deny=secret_env,
         shell=shutil.which("bash") or "/bin/sh",
         warnings=warnings,
     )

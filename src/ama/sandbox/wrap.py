@@ -30,12 +30,10 @@ class SandboxError(Exception):
 
 #: environment variables scrubbed from every sandboxed command unless ``sandbox.env`` names them
 CREDENTIAL_ENV_PATTERNS: tuple[str, ...] = (
-    "*_API_KEY",
+    "*_KEY",  # OPENAI_API_KEY, AWS_SECRET_ACCESS_KEY, STRIPE_SECRET_KEY, ...
     "*_APIKEY",
     "*_TOKEN",
     "*_SECRET",
-    "*_SECRET_KEY",
-    "*_ACCESS_KEY",
     "*_PASSWORD",
     "AWS_*",
     "AMA_*KEY*",
@@ -57,15 +55,19 @@ def is_credential_var(name: str) -> bool:
     return pattern is not None and pattern.match(name.upper()) is not None
 
 
-def scrub_env(env: Mapping[str, str], allow: Iterable[str] = ()) -> dict[str, str]:
-    """``env`` without credential variables, except names (or glob patterns) in ``allow``."""
+def scrub_env(env: Mapping[str, str], allow: Iterable[str] = (), deny: Iterable[str] = ()) -> dict[str, str]:
+    """``env`` without credential variables (``CREDENTIAL_ENV_PATTERNS`` and the names or
+    globs in ``deny``, e.g. the key variables of configured providers), except those that
+    ``allow`` names (``sandbox.env``)."""
     credential = _globs(CREDENTIAL_ENV_PATTERNS)
+    denied = _globs(tuple(deny))
     allowed = _globs(tuple(allow))
     assert credential is not None
     return {
         k: v
         for k, v in env.items()
-        if not credential.match(k.upper()) or (allowed is not None and allowed.match(k))
+        if not (credential.match(k.upper()) or (denied is not None and denied.match(k)))
+        or (allowed is not None and allowed.match(k))
     }
 
 
@@ -158,6 +160,7 @@ def wrap_command(
     *,
     env: Mapping[str, str] | None = None,
     env_allow: Iterable[str] = (),
+    env_deny: Iterable[str] = (),
     cwd: str | None = None,
     tmpdir: str | None = None,
 ) -> WrappedCommand:
@@ -169,7 +172,7 @@ def wrap_command(
     base = dict(os.environ if env is None else env)
     if status.kind == "none":
         return WrappedCommand(list(command), base, (), False)
-    sandbox_env = scrub_env(base, env_allow)
+    sandbox_env = scrub_env(base, env_allow, env_deny)
     if tmpdir is not None:
         sandbox_env["TMPDIR"] = tmpdir
     exe = status.executable or status.kind
