@@ -97,13 +97,20 @@ def signal_group(pgid: int, sig: int) -> None:
 
 def terminate_group(pgid: int, grace: float = DEFAULT_GRACE) -> None:
     """SIGTERM the process group, SIGKILL it if members are left after ``grace`` seconds (blocking)."""
-    signal_group(pgid, signal.SIGTERM)
+    terminate_groups([pgid], grace)
+
+
+def terminate_groups(pgids: list[int], grace: float = DEFAULT_GRACE) -> None:
+    """``terminate_group`` for several groups at once (one grace period for all)."""
+    for pgid in pgids:
+        signal_group(pgid, signal.SIGTERM)
+    alive = list(pgids)
     deadline = time.monotonic() + grace
-    while time.monotonic() < deadline:
+    while alive and time.monotonic() < deadline:
         time.sleep(_POLL)
-        if not group_alive(pgid):
-            return
-    signal_group(pgid, signal.SIGKILL)
+        alive = [pgid for pgid in alive if group_alive(pgid)]
+    for pgid in alive:
+        signal_group(pgid, signal.SIGKILL)
 
 
 def terminate_group_later(pgid: int, grace: float = DEFAULT_GRACE) -> None:

@@ -21,7 +21,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ama.tools._output import OutputCollector
-from ama.tools._process import DEFAULT_GRACE, call_soon, describe_exit, popen, terminate_group, watch_exit
+from ama.tools._process import (
+    DEFAULT_GRACE,
+    call_soon,
+    describe_exit,
+    popen,
+    terminate_group,
+    terminate_groups,
+    watch_exit,
+)
 from ama.tools.base import BuiltinTool, Tool, ToolError, ToolResult
 from ama.tools.context import ToolContext
 
@@ -164,10 +172,11 @@ class BackgroundJobs:
         await job.wait(self.kill_grace + 5)
 
     def kill_all(self) -> None:
-        """Stop every running job (blocking; for session shutdown)."""
-        for job in self.running():
+        """Stop every running job (blocking, at most about ``kill_grace`` seconds; for session end)."""
+        running = self.running()
+        for job in running:
             job.kill_requested = True
-            terminate_group(job.pid, self.kill_grace)
+        terminate_groups([job.pid for job in running], self.kill_grace)
 
     def read_new(self, job: Job) -> tuple[str, bool]:
         """What the job wrote since the last call (cut in the middle when long), and whether cut."""
