@@ -26,12 +26,42 @@ def _agent_parser() -> argparse.ArgumentParser:
     lines = [f"  {name:<10} {summary}" for name, (_, summary) in COMMANDS.items()]
     parser = argparse.ArgumentParser(
         prog="ama",
-        description="ama: a terminal coding agent with durable, searchable, rewindable sessions.",
+        usage="ama [options] [PROMPT ...]\n       ama <command> ...",
+        description="ama: a terminal coding agent with durable, searchable, rewindable sessions. "
+        "Without -p it starts the interactive agent (PROMPT, if given, is sent first).",
         epilog="commands:\n" + "\n".join(lines) + "\n\nRun 'ama <command> --help' for a command's options.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("prompt", nargs="*", metavar="PROMPT", help="the prompt (joined with spaces)")
     parser.add_argument("--version", action="version", version=f"ama {__version__}")
+    parser.add_argument(
+        "-p", "--print", action="store_true", help="print mode: run the prompt (args and/or stdin), print the reply, exit"
+    )
+    parser.add_argument(
+        "--output-format",
+        choices=("text", "json", "stream-json"),
+        default="text",
+        help="-p output: the final text, one JSON result object, or the event stream as JSON lines",
+    )
+    parser.add_argument("-m", "--model", metavar="PROVIDER/ID", help="model, e.g. anthropic/claude-sonnet-4-5")
+    parser.add_argument(
+        "--thinking", metavar="LEVEL", choices=("off", "minimal", "low", "medium", "high", "xhigh"), help="thinking level"
+    )
+    parser.add_argument(
+        "--permission-mode",
+        choices=("plan", "allowlist", "default", "auto-edit", "full-auto"),
+        help="how tool calls are approved (default: config permissionMode, else default)",
+    )
+    parser.add_argument("-r", "--resume", nargs="?", const="", metavar="ID", help="resume a session (id, prefix or path)")
+    parser.add_argument("-c", "--continue", dest="continue_", action="store_true", help="continue the latest session here")
+    parser.add_argument("--no-session", action="store_true", help="do not write a session file")
     parser.add_argument("--session-dir", metavar="DIR", help="sessions directory (default: <data dir>/sessions)")
+    parser.add_argument("--max-turns", type=int, metavar="N", help="stop a run after N model calls")
+    parser.add_argument(
+        "--from", dest="from_", metavar="ID[#N]", help="reuse user message #N (default: the last) of a session as the prompt"
+    )
+    parser.add_argument("--mode", choices=("interactive", "rpc", "acp"), default="interactive", help="interface mode")
+    parser.add_argument("--line", action="store_true", help="interactive mode for plain terminals (no full-screen input)")
     return parser
 
 
@@ -74,8 +104,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run(args.func, args)
     parser = _agent_parser()
     args = parser.parse_args(argv)
-    parser.print_help()
-    return 0
+    from ama.cli.agent import agent_main
+
+    return run(agent_main, args)
 
 
 if __name__ == "__main__":

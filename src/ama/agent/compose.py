@@ -1,0 +1,148 @@
+"""The composition root: build the parts once per process and hand the same settings to
+every user of them (the bash tool and the permission pipeline get one sandbox decision).
+
+``build_agent`` serves the CLI (print, interactive, RPC) and the SDK alike.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from ama.agent.session import AgentSession, default_output_dir
+from ama.errors import AmaError, NotFound
+
+DEFAULT_MODELS = (("ANTHROPIC_API_KEY", "anthropic/claude-sonnet-4-5"), ("OPENAI_API_KEY", "openai/gpt-4.1"))
+
+
+@dataclass
+class AgentOptions:
+    cwd: str
+    model: str | None = None
+    thinking: str | None = None
+    permission_mode: str | None = None
+    #: "new", "continue" (latest session of cwd, else new), "memory" (no file), or a session
+    #: id / id prefix / path to resume
+    session: str = "new"
+    session_dir: str | None = None
+    broker: Any = None  # None: unattended (every "ask" is denied with a reason)
+    max_turns: int | None = None
+    extra_tools: list[Any] = field(default_factory=list)
+    system_prompt: str | None = None
+    config: Any = None
+
+
+def open_session(opts: AgentOptions, sessions_dir: str) -> Any:
+    from ama.session.catalog import list_page, resolve, scan
+    from ama.session.store import Session
+
+    if opts.session == "memory":
+        return Session.in_memory(opts.cwd)
+    if opts.session == "new":
+        return Session.create(opts.cwd, sessions_dir)
+    if opts.session == "continue":
+        page = list_page(scan(sessions_dir), cwd=opts.cwd, limit=1)
+        if not page.sessions:
+            return Session.create(opts.cwd, sessions_dir)
+        return Session.open(page.sessions[0].path)
+    r = resolve(sessions_dir, opts.session)
+    return Session.open(r.path)
+
+
+def pick_model(registry: Any, opts: AgentOptions, config: Any, restored: str | None) -> Any:
+    ref = opts.model or restored or config.get("model")
+    if ref:
+        try:
+            return registry.get(ref)
+        except AmaError:
+            if opts.model or not restored:
+                raise
+            ref = config.get("model")  # the session's model is gone: fall back quietly
+            if ref:
+                return registry.get(ref)
+    for env, default in DEFAULT_MODELS:
+        if os.environ.get(env):
+            return registry.get(default)
+    raise NotFound(
+        "no model configured: set ANTHROPIC_API_KEY or OPENAI_API_KEY, pass --model provider/id, "
+        "or declare a provider in the config (see docs/providers.md). To try ama without a key: "
+        "ama -p hello --model scripted/examples/demo.json"
+    )
+
+
+def build_agent(opts: AgentOptions) -> tuple[AgentSession, list[str]]:
+    """The agent and the configuration warnings to show the user."""
+    from ama.agent.system_prompt import build_system_prompt
+    from ama.ai import ModelRegistry
+    from ama.config import paths
+    from ama.config.loader import load_config
+    from ama.hooks import parse_hooks
+    from ama.permissions import PermissionContext, PermissionSession, Rules
+    from ama.sandbox import make_bash_sandbox
+    from ama.tools import BackgroundJobs, builtin_tools
+
+    cwd = os.path.abspath(opts.cwd)
+    opts.cwd = cwd
+    config = opts.config if opts.config is not None else load_config(cwd)
+    warnings = list(config.warnings)
+    registry = ModelRegistry.load(config)
+    warnings += list(getattr(registry, "warnings", []))
+    sessions_dir = str(paths.sessions_dir(opts.session_dir or config.get("sessionDir")))
+    session = open_session(opts, sessions_dir)
+    try:
+        restored = session.context() if session.entries else None
+        model = pick_model(registry, opts, config, restored.model.ref if restored and restored.model else None)
+        thinking = opts.thinking or (restored.thinking_level if restored else None) or config.get("thinkingLevel")
+        data_dir = str(paths.data_dir())
+        output_dir = default_output_dir(data_dir, session.id)
+        sandbox = make_bash_sandbox(
+            config,
+            cwd=cwd,
+            data_dir=data_dir,
+            session_id=session.id,
+            output_dirs=[output_dir],
+            config_dir=str(paths.config_dir()),
+        )
+        warnings += list(sandbox.warnings)
+        jobs = BackgroundJobs()
+        tools = builtin_tools(
+            sandbox_active=sandbox.active, sandbox_description=sandbox.description_suffix or None, jobs=jobs
+        )
+        tools += list(opts.extra_tools)
+        permissions = PermissionSession(
+            PermissionContext(
+                mode=opts.permission_mode or config.get("permissionMode"),
+                cwd=cwd,
+                home=os.path.expanduser("~"),
+                rules=Rules.from_config(config, errors=warnings),
+                sandbox=sandbox,
+                unattended=opts.broker is None,
+                config_dir=str(paths.config_dir()),
+                data_dir=data_dir,
+            )
+        )
+        hooks = parse_hooks(config.get("hooks"), errors=warnings)
+        max_turns = opts.max_turns if opts.max_turns is not None else (config.get("limits.maxTurns") or None)
+        agent = AgentSession(
+            session=session,
+            registry=registry,
+            model=model,
+            tools=tools,
+            permissions=permissions,
+            output_dir=output_dir,
+            thinking_level=thinking or "off",
+            hooks=hooks if hooks.hooks else None,
+            broker=opts.broker,
+            bash_sandbox=sandbox,
+            system_prompt=opts.system_prompt if opts.system_prompt is not None else build_system_prompt(cwd),
+            max_turns=max_turns,
+            max_attempts=config.get("retry.maxAttempts"),
+            retry_base_s=config.get("retry.baseDelayMs") / 1000,
+            jobs=jobs,
+            config=config,
+        )
+    except BaseException:
+        session.close()
+        raise
+    return agent, warnings

@@ -1,0 +1,289 @@
+"""``AgentSession``: one conversation driven by prompts, the same object for every interface.
+
+    agent = build_agent(cwd=..., model="anthropic/claude-sonnet-4-5")   # agent/compose.py
+    agent.subscribe(print)                                              # events (dicts)
+    result = await agent.prompt("fix the failing test")                 # -> RunResult
+    agent.steer("also update the docs")   # during a run: delivered after the current tool
+    agent.follow_up("then commit")        # during a run: delivered when it would stop
+    agent.abort()                         # stops the stream and the tools; partial reply kept
+
+The session file is written through ``ama.session.Session`` (every append becomes an
+``entry_appended`` event).  A new session starts with ``model_change``,
+``thinking_level_change`` and the system prompt as its first ``system`` message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from typing import Any
+
+from ama.agent.approvals import ApprovalBroker
+from ama.agent.events import Emitter, Event, Listener, event, plain
+from ama.agent.run import RunResult, run_prompt
+from ama.errors import AmaError, Busy, InvalidArguments
+from ama.messages import ImageContent, SystemMessage, TextContent, ToolCall, ToolResultMessage
+from ama.session.entries import AnyEntry, MessageEntry, now_ms
+from ama.session.store import Session
+
+THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
+Queued = tuple[str, list[ImageContent] | None]
+
+
+class AgentSession:
+    def __init__(
+        self,
+        *,
+        session: Session,
+        registry: Any,
+        model: Any,
+        tools: list[Any],
+        permissions: Any,
+        output_dir: str,
+        thinking_level: str = "off",
+        hooks: Any = None,
+        broker: ApprovalBroker | None = None,
+        bash_sandbox: Any = None,
+        system_prompt: str = "",
+        max_turns: int | None = None,
+        max_attempts: int = 3,
+        retry_base_s: float = 2.0,
+        read_files: Any = None,
+        jobs: Any = None,
+        config: Any = None,
+    ) -> None:
+        from ama.tools import ReadFiles, tool_specs
+
+        self.session = session
+        self.registry = registry
+        self.model = model
+        self.thinking_level = thinking_level
+        self.tools = list(tools)
+        self.tools_by_name = {t.name: t for t in self.tools}
+        self._tool_specs = tool_specs(self.tools)
+        self.permissions = permissions
+        self.hooks = hooks
+        self.broker = broker
+        self.bash_sandbox = bash_sandbox
+        self.output_dir = output_dir
+        self.system_prompt = system_prompt
+        self.max_turns = max_turns
+        self.max_attempts = max(1, max_attempts)
+        self.retry_base_s = retry_base_s
+        self.read_files = read_files if read_files is not None else ReadFiles()
+        self.jobs = jobs
+        self.config = config
+        #: checkpoint hooks, filled in by the checkpoints layer when it is enabled
+        self.before_write: Callable[[str], None] | None = None
+        self.after_write: Callable[[str, bytes], None] | None = None
+        self.abort_event = asyncio.Event()
+        self.steering: list[Queued] = []
+        self.follow_up: list[Queued] = []
+        self._approval_lock = asyncio.Lock()
+        self._emitter = Emitter()
+        self._task: asyncio.Task | None = None
+        self.session.listeners.append(self._on_entry)
+
+    # --- events -----------------------------------------------------------------------
+
+    def subscribe(self, fn: Listener) -> Callable[[], None]:
+        return self._emitter.subscribe(fn)
+
+    def emit(self, ev: Event) -> None:
+        self._emitter.emit(ev)
+
+    def emit_hook_records(self, outcome: Any) -> None:
+        for r in getattr(outcome, "records", ()):
+            self.emit(event("hook_executed", **r.to_event()))
+
+    def _on_entry(self, entry: AnyEntry) -> None:
+        self.emit({"type": "entry_appended", "entry": plain(entry)})
+
+    # --- state ------------------------------------------------------------------------
+
+    @property
+    def cwd(self) -> str:
+        return self.session.cwd
+
+    @property
+    def busy(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    def state(self) -> dict[str, Any]:
+        return {
+            "sessionId": self.session.id,
+            "sessionFile": self.session.path,
+            "cwd": self.cwd,
+            "model": self.model_json(),
+            "thinkingLevel": self.thinking_level,
+            "permissionMode": self.permissions.mode,
+            "busy": self.busy,
+            "leafId": self.session.leaf_id,
+            "queue": {"steering": [t for t, _ in self.steering], "followUp": [t for t, _ in self.follow_up]},
+            "name": self.session.name,
+        }
+
+    def model_json(self) -> dict[str, Any]:
+        out = {"provider": self.model.provider, "id": self.model.id}
+        if self.model.channel:
+            out["channel"] = self.model.channel
+        return out
+
+    def build_context(self) -> Any:
+        from ama.ai import Context, ToolSpec
+
+        ctx = self.session.context()
+        return Context(
+            system_prompt="",
+            messages=ctx.messages,
+            tools=[ToolSpec(d["name"], d["description"], d["parameters"]) for d in self._tool_specs],
+        )
+
+    def ensure_started(self) -> None:
+        """First prompt of a session: record model, thinking level and the system prompt
+        (also for a resumed session whose branch has no system message, e.g. a pi file)."""
+        branch = self.session.branch()
+        if not branch:
+            self.session.append_model_change(self.model.provider, self.model.id, self.model.channel)
+            self.session.append_thinking_level_change(self.thinking_level)
+        has_system = any(isinstance(e, MessageEntry) and isinstance(e.message, SystemMessage) for e in branch)
+        if not has_system and self.system_prompt:
+            self.session.append_message(SystemMessage(content=self.system_prompt, timestamp=now_ms()))
+
+    # --- queues -----------------------------------------------------------------------
+
+    def _queue_update(self) -> None:
+        self.emit(
+            event("queue_update", steering=[t for t, _ in self.steering], followUp=[t for t, _ in self.follow_up])
+        )
+
+    def steer(self, text: str, images: list[ImageContent] | None = None) -> None:
+        """A message for the running turn: delivered after the current tool call; the
+        remaining calls of that turn are skipped.  When idle, use ``prompt``."""
+        self.steering.append((text, images))
+        self._queue_update()
+
+    def queue_follow_up(self, text: str, images: list[ImageContent] | None = None) -> None:
+        """A message delivered when the running agent would otherwise stop."""
+        self.follow_up.append((text, images))
+        self._queue_update()
+
+    def take_steering(self) -> list[Queued]:
+        items, self.steering = self.steering, []
+        self._queue_update()
+        return items
+
+    def take_follow_up(self) -> list[Queued]:
+        items, self.follow_up = self.follow_up[:1], self.follow_up[1:]
+        self._queue_update()
+        return items
+
+    def append_skipped(self, call: ToolCall, text: str) -> ToolResultMessage:
+        msg = ToolResultMessage(
+            tool_call_id=call.id, tool_name=call.name, content=[TextContent(text=text)], is_error=True, timestamp=now_ms()
+        )
+        self.emit(event("tool_execution_start", toolCallId=call.id, toolName=call.name, args=call.arguments))
+        self.session.append_message(msg)
+        self.emit(
+            event(
+                "tool_execution_end",
+                toolCallId=call.id,
+                toolName=call.name,
+                result={"content": plain(msg.content), "details": None},
+                isError=True,
+            )
+        )
+        return msg
+
+    # --- running ----------------------------------------------------------------------
+
+    def start(
+        self,
+        text: str,
+        images: list[ImageContent] | None = None,
+        *,
+        origin: str | None = None,
+        behavior: str | None = None,
+    ) -> asyncio.Task | None:
+        """Start a run (returns its task), or, while busy, queue the message as ``behavior``
+        (``"steer"`` or ``"followUp"``) and return None.  Busy without a behavior -> Busy."""
+        if self.busy:
+            if behavior == "steer":
+                self.steer(text, images)
+                return None
+            if behavior in ("followUp", "follow_up"):
+                self.queue_follow_up(text, images)
+                return None
+            raise Busy("a run is in progress: send it as steer or followUp, or abort first")
+        if behavior not in (None, "steer", "followUp", "follow_up"):
+            raise InvalidArguments(f"unknown streamingBehavior {behavior!r}; expected steer or followUp")
+        if self.session.readonly_reason:
+            raise AmaError("readonly", f"cannot write to session {self.session.path}: {self.session.readonly_reason}")
+        self.abort_event = asyncio.Event()
+        self._task = asyncio.ensure_future(run_prompt(self, text, images, origin))
+        return self._task
+
+    async def prompt(
+        self, text: str, images: list[ImageContent] | None = None, *, origin: str | None = None
+    ) -> RunResult:
+        task = self.start(text, images, origin=origin)
+        assert task is not None
+        return await task
+
+    def abort(self) -> list[Queued]:
+        """Stop the running prompt: the stream and the tools end, pending approvals are
+        denied, queued messages are dropped (and returned, e.g. to refill an editor)."""
+        dropped = self.steering + self.follow_up
+        if self.steering or self.follow_up:
+            self.steering, self.follow_up = [], []
+            self._queue_update()
+        self.abort_event.set()
+        return dropped
+
+    async def wait_idle(self) -> None:
+        if self._task is not None:
+            try:
+                await asyncio.shield(self._task)
+            except Exception:
+                pass
+
+    # --- settings ---------------------------------------------------------------------
+
+    def set_model(self, ref: str) -> dict[str, Any]:
+        model = self.registry.get(ref)
+        self.model = model
+        if self.session.entries:
+            self.session.append_model_change(model.provider, model.id, model.channel)
+        self.emit(event("model_changed", model=self.model_json()))
+        return self.model_json()
+
+    def set_thinking_level(self, level: str) -> str:
+        if level not in THINKING_LEVELS:
+            raise InvalidArguments(f"unknown thinking level {level!r}; expected one of {', '.join(THINKING_LEVELS)}")
+        self.thinking_level = level
+        if self.session.entries:
+            self.session.append_thinking_level_change(level)
+        self.emit(event("thinking_level_changed", level=level))
+        return level
+
+    def set_permission_mode(self, mode: str) -> str:
+        self.permissions.set_mode(mode)
+        self.emit(event("permission_mode_changed", mode=mode))
+        return mode
+
+    async def close(self) -> None:
+        """Stop background jobs, release the session file, close HTTP connections."""
+        if self.busy:
+            self.abort()
+            await self.wait_idle()
+        if self.jobs is not None:
+            self.jobs.kill_all()
+        self.session.close()
+        from ama.ai import aclose
+
+        await aclose()
+
+
+def default_output_dir(data_dir: str, session_id: str) -> str:
+    return os.path.join(data_dir, "tmp", session_id)

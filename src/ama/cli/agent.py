@@ -1,0 +1,177 @@
+"""``ama [options] [PROMPT]``: the agent itself — print mode, interactive mode, RPC mode."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import sys
+from typing import Any
+
+from ama.errors import AmaError, InvalidArguments
+
+
+def _session_choice(args: argparse.Namespace) -> str:
+    if args.no_session and (args.resume is not None or args.continue_):
+        raise InvalidArguments("--no-session cannot be combined with --resume or --continue")
+    if args.resume is not None and args.continue_:
+        raise InvalidArguments("--resume and --continue are exclusive")
+    if args.no_session:
+        return "memory"
+    if args.continue_:
+        return "continue"
+    if args.resume is not None:
+        return args.resume
+    return "new"
+
+
+def _prompt_text(args: argparse.Namespace, *, read_stdin: bool) -> str:
+    text = " ".join(args.prompt).strip()
+    if read_stdin and not sys.stdin.isatty():
+        piped = sys.stdin.read()
+        if piped.strip():
+            text = f"{text}\n\n{piped.strip()}" if text else piped.strip()
+    return text
+
+
+def agent_main(args: argparse.Namespace) -> int:
+    if args.mode == "rpc":
+        if args.from_:
+            raise InvalidArguments("--from is not supported in RPC mode")
+        from ama.rpc.server import rpc_main
+
+        return rpc_main(args)
+    if args.mode == "acp":
+        from ama.rpc.acp import acp_main
+
+        return acp_main(args)
+    if args.print:
+        return asyncio.run(print_main(args))
+    from ama.cli.interactive import interactive_main
+
+    return interactive_main(args)
+
+
+def agent_options(args: argparse.Namespace, *, broker: Any = None) -> Any:
+    from ama.agent.compose import AgentOptions
+
+    choice = _session_choice(args)
+    if choice == "" and broker is None:
+        raise InvalidArguments("--resume needs a session id in this mode (list them with: ama sessions list)")
+    return AgentOptions(
+        cwd=os.getcwd(),
+        model=args.model,
+        thinking=args.thinking,
+        permission_mode=args.permission_mode,
+        session=choice,
+        session_dir=args.session_dir,
+        broker=broker,
+        max_turns=args.max_turns,
+    )
+
+
+def resolve_from(args: argparse.Namespace) -> tuple[str, list] | None:
+    """``--from <id>[#n]``: the reused message's text and images, or None without --from."""
+    if not args.from_:
+        return None
+    from ama.config.paths import sessions_dir
+    from ama.index.reuse import resolve_from as resolve
+
+    res = resolve(str(sessions_dir(args.session_dir)), args.from_)
+    return res.text, list(res.images)
+
+
+def _usage_totals(messages: list[dict]) -> dict[str, Any]:
+    keys = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
+    total: dict[str, Any] = {k: 0 for k in keys}
+    cost = 0.0
+    priced = False
+    for m in messages:
+        u = m.get("usage") or {}
+        for k in keys:
+            total[k] += int(u.get(k) or 0)
+        if isinstance(u.get("cost"), dict):
+            priced = True
+            cost += float(u["cost"].get("total") or 0)
+    total["cost"] = round(cost, 6) if priced else None
+    return total
+
+
+async def print_main(args: argparse.Namespace) -> int:
+    from ama.agent.compose import build_agent
+    from ama.messages import TextContent
+
+    reused = resolve_from(args)
+    text = _prompt_text(args, read_stdin=True)
+    images: list = []
+    if reused is not None:
+        base, images = reused
+        text = f"{base}\n\n{text}" if text else base
+    if not text:
+        raise InvalidArguments("no prompt: give it as arguments or on stdin (ama -p 'fix the tests')")
+    agent, warnings = build_agent(agent_options(args))
+    for w in warnings:
+        print(f"ama: warning: {w}", file=sys.stderr)
+    fmt = args.output_format
+    assistants: list[dict] = []
+
+    def on_event(ev: dict) -> None:
+        if ev["type"] == "message_end" and ev["message"].get("role") == "assistant":
+            assistants.append(ev["message"])
+        if fmt == "stream-json":
+            sys.stdout.write(json.dumps(ev, ensure_ascii=False) + "\n")
+            sys.stdout.flush()
+        elif ev["type"] == "auto_retry_start":
+            print(
+                f"ama: {ev.get('errorMessage')}; retrying in {ev['delayMs'] / 1000:.1f}s "
+                f"(attempt {ev['attempt'] + 1} of {ev['maxAttempts']})",
+                file=sys.stderr,
+            )
+
+    agent.subscribe(on_event)
+    loop = asyncio.get_running_loop()
+    interrupts = 0
+
+    def on_sigint() -> None:
+        nonlocal interrupts
+        interrupts += 1
+        if interrupts > 1:
+            os._exit(130)
+        agent.abort()
+
+    loop.add_signal_handler(signal.SIGINT, on_sigint)
+    try:
+        result = await agent.prompt(text, [i for i in images if not isinstance(i, TextContent)] or None)
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+        await agent.close()
+    rec = result.record
+    if fmt == "json":
+        out = {
+            "type": "result",
+            "sessionId": agent.session.id,
+            "sessionFile": agent.session.path,
+            "executionId": rec.execution_id,
+            "status": rec.status,
+            "terminalReason": rec.terminal_reason,
+            "exitCode": rec.exit_code,
+            "text": result.text,
+            "stopReason": result.message.stop_reason if result.message else None,
+            "usage": _usage_totals(assistants),
+            "turns": rec.step_index,
+        }
+        if rec.error_message:
+            out["errorMessage"] = rec.error_message
+        sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+    elif fmt == "text" and result.text:
+        sys.stdout.write(result.text.rstrip("\n") + "\n")
+    if rec.status == "FAILED":
+        print(f"ama: error: {rec.error_message or rec.terminal_reason}", file=sys.stderr)
+    elif rec.status == "CANCELLED":
+        print("ama: interrupted", file=sys.stderr)
+    return rec.exit_code
+
+
+__all__ = ["AmaError", "agent_main", "print_main"]
