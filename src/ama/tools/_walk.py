@@ -39,9 +39,6 @@ class Cancel:
         self._lock = threading.Lock()
         self._procs: list[subprocess.Popen] = []
 
-    def is_set(self) -> bool:
-        return self._set
-
     def check(self) -> None:
         if self._set:
             raise Cancelled
