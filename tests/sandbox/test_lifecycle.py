@@ -132,3 +132,30 @@ def test_sigterm_to_the_group_ends_the_sandbox(bwrap_status: SandboxStatus, tmp_
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
         sandbox.close()
+
+
+def test_sandbox_ends_when_the_agent_is_killed(bwrap_status: SandboxStatus, tmp_path: Path):
+    """ama killed with SIGKILL (no cleanup code runs): its sandboxes end with it."""
+    import json
+    import sys
+
+    from .conftest import REPO_SRC, RUNNER
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    marker = f"9{secrets.randbelow(10**6)}.5"
+    request = {"command": f"touch ready; sleep {marker}", "cwd": str(ws)}
+    env = {**os.environ, "PYTHONPATH": str(REPO_SRC), "AMA_HOME": str(tmp_path)}
+    agent = subprocess.Popen(
+        [sys.executable, str(RUNNER), json.dumps(request)], env=env, stdout=subprocess.DEVNULL
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while not (ws / "ready").exists() and time.monotonic() < deadline:
+            assert agent.poll() is None
+            time.sleep(0.01)
+        assert processes_with(f"sleep {marker}") != []
+    finally:
+        agent.kill()
+        agent.wait()
+    assert wait_until_gone(f"sleep {marker}") == []
