@@ -10,6 +10,7 @@ interleaved round-robin so that drift hits all three alike:
 * full profile   ``BashSandbox.wrap`` (policy, seccomp pipe, bwrap argv) + bwrap with the
                  whole bash profile: user/pid/net namespaces, binds, hidden paths, seccomp
 * unshare        ``unshare -r -n`` (network only)
+* bwrap minimum  ``bwrap --ro-bind / /`` and nothing else: what any bwrap call costs
 
 and the one-time probe (``detect(refresh=True)``, which runs ``true`` under the profile).
 The target is at most 10 ms median added by the full profile.
@@ -64,7 +65,8 @@ def measure(runs: int, warmup: int) -> dict[str, list[float]]:
     sandbox = make_bash_sandbox({"sandbox.bash": "auto"}, cwd=ws, data_dir=home, home=home, status=status)
     bash = shutil.which("bash") or "/bin/bash"
     unshare = shutil.which("unshare") or "unshare"
-    results: dict[str, list[float]] = {"bare": [], "full": [], "unshare": []}
+    bwrap = status.executable or "bwrap"
+    results: dict[str, list[float]] = {"bare": [], "full": [], "unshare": [], "minimal": []}
 
     def bare() -> None:
         run([bash, "-c", "true"], cwd=ws, start_new_session=True)
@@ -79,9 +81,12 @@ def measure(runs: int, warmup: int) -> dict[str, list[float]]:
     def net_only() -> None:
         run([unshare, "-r", "-n", "--", bash, "-c", "true"], cwd=ws, start_new_session=True)
 
+    def minimal() -> None:
+        run([bwrap, "--ro-bind", "/", "/", "--", bash, "-c", "true"], cwd=ws, start_new_session=True)
+
     try:
         for i in range(warmup + runs):
-            for name, fn in (("bare", bare), ("full", full), ("unshare", net_only)):
+            for name, fn in (("bare", bare), ("full", full), ("unshare", net_only), ("minimal", minimal)):
                 t0 = time.perf_counter()
                 fn()
                 dt = (time.perf_counter() - t0) * 1000
@@ -102,9 +107,10 @@ def measure(runs: int, warmup: int) -> dict[str, list[float]]:
 
 def machine() -> str:
     bwrap = subprocess.run(["bwrap", "--version"], capture_output=True, text=True).stdout.strip()
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     return (
         f"{platform.system()} {platform.release()}, {os.cpu_count()} CPUs, {bwrap}, "
-        f"Python {platform.python_version()}, uid {os.geteuid()}"
+        f"Python {platform.python_version()}, uid {os.geteuid()}, load average {load}"
     )
 
 
@@ -118,6 +124,7 @@ def render(results: dict[str, list[float]], runs: int) -> str:
         ("bare", "bare"),
         ("full", "full bash profile (bwrap)"),
         ("unshare", "`unshare -r -n`"),
+        ("minimal", "`bwrap --ro-bind / /` only"),
     ):
         med, p95 = stats(results[name])
         added = "" if name == "bare" else f"+{med - bare_med:.1f} ms"
@@ -137,9 +144,11 @@ def render(results: dict[str, list[float]], runs: int) -> str:
         f"p95 {probe_p95:.1f} ms; cached for the rest of the process.",
         "",
         f"The full profile adds {full_added:.1f} ms per command: it {verdict} the target of at most 10 ms. "
-        "Per call ama does no more than a few `stat` calls, three realpaths and a pipe holding the "
-        "seccomp program (built once per process); the rest is bwrap creating the user, pid, mount and "
-        "network namespaces and tearing them down.",
+        "Per call ama itself spends about 0.3 ms (a few `stat` calls, three realpaths, the environment "
+        "scrubbed with one precompiled pattern, a pipe holding the seccomp program built once per "
+        "process); the rest is CPU time in bwrap and the kernel: starting bwrap at all (the minimal row), "
+        "then the user, pid, mount and network namespaces, about ten mounts and the filter. No single "
+        "flag dominates (`perf stat`: binds ~1.3 ms, `--dev` ~0.7 ms, the network namespace ~0.8 ms).",
         "",
     ]
     return "\n".join(lines)

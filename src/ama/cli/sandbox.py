@@ -73,6 +73,13 @@ def _dirs() -> tuple[str, str]:
     return str(paths.data_dir()), str(paths.config_dir())
 
 
+def _cwd() -> str:
+    try:
+        return os.getcwd()
+    except FileNotFoundError:
+        raise InvalidArguments("the current directory no longer exists") from None
+
+
 def _home_relative(path: str) -> str:
     home = os.path.expanduser("~").rstrip("/")
     return "~" + path[len(home) :] if home and (path == home or path.startswith(home + "/")) else path
@@ -84,7 +91,7 @@ def sandbox_status(args: argparse.Namespace) -> int:
     from ama.sandbox import detect
     from ama.sandbox.bash import credential_paths, read_settings
 
-    cwd = os.getcwd()
+    cwd = _cwd()
     cfg = _load(cwd)
     settings = read_settings(cfg)
     status = detect(enabled=settings.enabled)
@@ -152,7 +159,7 @@ def sandbox_exec(args: argparse.Namespace) -> int:
     for path in args.writable:
         if expand_path(path, os.path.expanduser("~")) is None:
             raise InvalidArguments(f"--writable needs an absolute path or ~/...: {path!r}")
-    cwd = os.getcwd()
+    cwd = _cwd()
     cfg = _load(cwd)
     settings = read_settings(cfg)
     for warning in settings.warnings:
