@@ -138,7 +138,8 @@ class Box:
         self.home = base / "home"
         self.outside = base / "outside"
         self.ama_home = base / "ama-home"
-        for d in (self.ws, self.home, self.outside, self.ama_home):
+        self.tmp = base / "tmp"  # the runner's TMPDIR: a killed runner leaves its session TMPDIR here
+        for d in (self.ws, self.home, self.outside, self.ama_home, self.tmp):
             d.mkdir(parents=True, exist_ok=True)
 
     def own(self) -> None:
@@ -160,6 +161,7 @@ class Box:
             "PY": self.python,
             "WS": str(self.ws),
             "OUTSIDE": str(self.outside),
+            "TMPDIR": str(self.tmp),
         }
         env.update(extra)
         return env

@@ -145,7 +145,13 @@ def test_sandbox_ends_when_the_agent_is_killed(bwrap_status: SandboxStatus, tmp_
     ws.mkdir()
     marker = f"9{secrets.randbelow(10**6)}.5"
     request = {"command": f"touch ready; sleep {marker}", "cwd": str(ws)}
-    env = {**os.environ, "PYTHONPATH": str(REPO_SRC), "AMA_HOME": str(tmp_path)}
+    (tmp_path / "tmp").mkdir()
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO_SRC),
+        "AMA_HOME": str(tmp_path),
+        "TMPDIR": str(tmp_path / "tmp"),
+    }
     agent = subprocess.Popen(
         [sys.executable, str(RUNNER), json.dumps(request)], env=env, stdout=subprocess.DEVNULL
     )

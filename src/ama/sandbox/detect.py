@@ -198,7 +198,7 @@ def probe_bwrap(bwrap: str) -> str | None:
 
 
 def _read_all(fd: int) -> str:
-    chunks = []
+    chunks: list[bytes] = []
     while True:
         chunk = os.read(fd, 4096)
         if not chunk:

@@ -14,6 +14,7 @@ import queue
 import re
 import stat
 import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -228,8 +229,8 @@ class _Spawner:
             done.set()
 
     def call(self, fn: Callable[[], subprocess.Popen]) -> subprocess.Popen:
-        if threading.current_thread() is self._thread:
-            return fn()
+        if threading.current_thread() is self._thread or sys.is_finalizing():
+            return fn()  # at interpreter exit the daemon thread no longer runs
         with self._lock:
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._run, name="ama-sandbox-spawner", daemon=True)
