@@ -57,7 +57,9 @@ def test_read_edit_bash_answer(tmp_path: Path, ama_home: Path) -> None:
     assert roles.count("AssistantMessage") == 4 and roles.count("ToolResultMessage") == 3
     runs = [e.data for e in d.entries if getattr(e, "custom_type", None) == "ama.run"]
     assert [r["status"] for r in runs] == ["RUNNING", "COMPLETED"] and runs[1]["stepIndex"] == 4
-    compare_golden("print_fix", [e for e in events if e["type"] != "message_update"], root=str(tmp_path))
+    # deltas and live tool output depend on chunk timing; the rest of the sequence is exact
+    steady = [e for e in events if e["type"] not in ("message_update", "tool_execution_update")]
+    compare_golden("print_fix", steady, root=str(tmp_path))
 
 
 def test_text_output_and_stdin_prompt(tmp_path: Path) -> None:

@@ -277,8 +277,8 @@ class AgentSession:
         if self.busy:
             self.abort()
             await self.wait_idle()
-        if self.jobs is not None:
-            self.jobs.kill_all()
+        if self.jobs is not None and self.jobs.running():
+            await asyncio.get_running_loop().run_in_executor(None, self.jobs.kill_all)
         self.session.close()
         from ama.ai import aclose
 

@@ -1,0 +1,312 @@
+"""``ama`` interactive: read a prompt, run it, render the events, repeat.
+
+Two front ends share everything else: the full one (prompt_toolkit: history, multi-line
+with Alt-Enter, bracketed paste; Esc or Ctrl-C interrupts a run) and ``--line`` for plain
+terminals (one line per prompt; Ctrl-C interrupts).  Ctrl-C twice quits.  Approval prompts
+pause the run and ask ``[y]es / [a]lways (this session) / [n]o``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from ama.cli.render import Renderer, call_summary
+from ama.errors import AmaError
+from ama.permissions import Answer
+
+QUIT_WINDOW_S = 2.0
+
+
+class LineUI:
+    """Plain stdin/stdout front end."""
+
+    full = False
+
+    async def read(self, prompt: str) -> str | None:
+        loop = asyncio.get_running_loop()
+        try:
+            return await loop.run_in_executor(None, input, prompt)
+        except EOFError:
+            return None
+
+    @contextlib.contextmanager
+    def watch(self, on_interrupt: Callable[[bool], None]) -> Iterator[None]:
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGINT, on_interrupt, True)
+        try:
+            yield
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        yield
+
+
+class FullUI:
+    """prompt_toolkit front end."""
+
+    full = True
+
+    def __init__(self, history_path: str) -> None:
+        from prompt_toolkit import PromptSession
+        from prompt_toolkit.history import FileHistory
+        from prompt_toolkit.key_binding import KeyBindings
+
+        kb = KeyBindings()
+
+        @kb.add("escape", "enter")
+        @kb.add("c-j")
+        def _newline(event: Any) -> None:
+            event.current_buffer.insert_text("\n")
+
+        os.makedirs(os.path.dirname(history_path), exist_ok=True)
+        self.session: Any = PromptSession(history=FileHistory(history_path), key_bindings=kb)
+        self._watching: Any = None
+
+    async def read(self, prompt: str) -> str | None:
+        try:
+            return await self.session.prompt_async(prompt)
+        except EOFError:
+            return None
+
+    @contextlib.contextmanager
+    def watch(self, on_interrupt: Callable[[bool], None]) -> Iterator[None]:
+        """During a run: raw keyboard input, Esc or Ctrl-C interrupts (the flag: Ctrl-C)."""
+        from prompt_toolkit.input import create_input
+        from prompt_toolkit.keys import Keys
+
+        inp = create_input()
+
+        def on_keys() -> None:
+            keys = [k.key for k in inp.read_keys() + inp.flush_keys()]
+            if Keys.ControlC in keys:
+                on_interrupt(True)
+            elif Keys.Escape in keys:
+                on_interrupt(False)
+
+        self._watching = (inp, on_keys)
+        with inp.raw_mode(), inp.attach(on_keys):
+            try:
+                yield
+            finally:
+                self._watching = None
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """Leave raw mode while asking the user something in the middle of a run."""
+        watching = self._watching
+        if watching is None:
+            yield
+            return
+        inp, on_keys = watching
+        with inp.detach(), inp.cooked_mode():
+            yield
+
+
+class UiBroker:
+    """Approval prompts in the terminal."""
+
+    def __init__(self, ui: Any, renderer: Renderer) -> None:
+        self.ui = ui
+        self.renderer = renderer
+
+    async def ask(self, req: dict[str, Any]) -> Answer:
+        r = self.renderer
+        r.line(r.style("? ", "33") + f"allow {call_summary(req['toolName'], req.get('input') or {}, 200)}")
+        if req.get("message"):
+            r.line(r.style(f"  {req['message']}", "2"))
+        with self.ui.paused():
+            while True:
+                reply = await self.ui.read("  [y]es / [a]lways this session / [n]o (or type a reason): ")
+                if reply is None:
+                    return Answer("deny")
+                text = reply.strip()
+                low = text.lower()
+                if low in ("y", "yes"):
+                    return Answer("allow_once")
+                if low in ("a", "always"):
+                    return Answer("allow_session")
+                if low in ("n", "no"):
+                    return Answer("deny")
+                if text:
+                    return Answer("deny", text)
+
+
+HELP = """Commands:
+  /help               this help
+  /model [PROVIDER/ID]  show or switch the model (no argument: list models)
+  /thinking [LEVEL]   show or set the thinking level (off minimal low medium high xhigh)
+  /resume [ID]        switch to another session (no argument: list this directory's sessions)
+  /tree [ENTRY]       show the session tree; with an entry id, move there
+  /name NAME          name this session
+  /session            show this session's file, counts and usage
+  /clear              start a new session
+  /quit               exit (also Ctrl-D, or Ctrl-C twice)
+Esc or Ctrl-C interrupts a running reply. Alt-Enter inserts a newline."""
+
+
+class Interactive:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.renderer = Renderer()
+        tty = sys.stdin.isatty() and sys.stdout.isatty()
+        if args.line or not tty:
+            self.ui: Any = LineUI()
+        else:
+            from ama.config.paths import data_dir
+
+            self.ui = FullUI(os.path.join(str(data_dir()), "history.txt"))
+        self.agent: Any = None
+        self.assistants: list[dict] = []
+        self.last_interrupt = 0.0
+        self.quit = False
+
+    # --- agent lifecycle --------------------------------------------------------------
+
+    def _build(self, session: str) -> None:
+        from ama.agent.compose import build_agent
+        from ama.cli.agent import agent_options
+
+        opts = agent_options(self.args, broker=UiBroker(self.ui, self.renderer))
+        opts.session = session
+        agent, warnings = build_agent(opts)
+        for w in warnings:
+            self.renderer.line(self.renderer.style(f"warning: {w}", "33"))
+        agent.subscribe(self.renderer.handle)
+        agent.subscribe(self._collect)
+        self.agent = agent
+
+    def _collect(self, ev: dict) -> None:
+        if ev["type"] == "message_end" and ev["message"].get("role") == "assistant":
+            self.assistants.append(ev["message"])
+
+    async def _switch(self, session: str) -> None:
+        old = self.agent
+        self._build(session)
+        if old is not None:
+            await old.close()
+        self.assistants = []
+        self._banner()
+
+    def _banner(self) -> None:
+        from ama import __version__
+
+        a = self.agent
+        r = self.renderer
+        where = a.session.path or "in memory"
+        r.line(r.style(f"ama {__version__} · {a.model.ref} · session {a.session.id[:8]} ({where})", "2"))
+        r.line(r.style("/help for commands · Esc interrupts · Ctrl-C twice quits", "2"))
+
+    async def _pick_session(self) -> str:
+        from ama.config.paths import sessions_dir
+        from ama.session.catalog import list_page, scan
+
+        page = list_page(scan(str(sessions_dir(self.args.session_dir))), cwd=os.getcwd(), limit=20)
+        if not page.sessions:
+            self.renderer.line("No sessions in this directory; starting a new one.")
+            return "new"
+        for i, s in enumerate(page.sessions, 1):
+            self.renderer.line(f"  {i:>2}. {s.id[:8]}  {s.last_message_time[:16]}  {(s.name or s.first_message)[:70]}")
+        while True:
+            reply = await self.ui.read("Resume which? (number, Enter for the first) ")
+            if reply is None:
+                return "new"
+            reply = reply.strip() or "1"
+            if reply.isdigit() and 1 <= int(reply) <= len(page.sessions):
+                return page.sessions[int(reply) - 1].path
+
+    # --- running ----------------------------------------------------------------------
+
+    def _interrupt(self, ctrl_c: bool) -> None:
+        """Esc or Ctrl-C during a run aborts it; a second Ctrl-C soon after also quits."""
+        if ctrl_c:
+            now = time.monotonic()
+            if now - self.last_interrupt < QUIT_WINDOW_S:
+                self.quit = True
+            self.last_interrupt = now
+        self.agent.abort()
+        self.renderer.line(self.renderer.style("interrupting…", "33"))
+
+    async def run_prompt(self, text: str, images: list | None = None) -> None:
+        start = len(self.assistants)
+        try:
+            task = self.agent.start(text, images or None)
+        except AmaError as err:
+            self.renderer.line(self.renderer.style(f"error: {err.message}", "31"))
+            return
+        with self.ui.watch(self._interrupt):
+            try:
+                result = await task
+            except AmaError as err:
+                self.renderer.line(self.renderer.style(f"error: {err.message}", "31"))
+                return
+        r = self.renderer
+        if result.record.status == "CANCELLED":
+            r.line(r.style("interrupted", "33"))
+        elif result.record.status == "FAILED":
+            r.line(r.style(f"failed: {result.record.error_message or result.record.terminal_reason}", "31"))
+        r.line(r.style(r.usage_line(self.assistants[start:]), "2"))
+
+    async def command(self, line: str) -> None:
+        from ama.cli import slash
+
+        await slash.run(self, line)
+
+    async def loop(self) -> int:
+        choice = self.args.resume
+        session = "memory" if self.args.no_session else ("continue" if self.args.continue_ else (choice or "new"))
+        if choice == "":
+            session = await self._pick_session()
+        self._build(session)
+        self._banner()
+        first = " ".join(self.args.prompt).strip()
+        images: list = []
+        if self.args.from_:
+            from ama.cli.agent import resolve_from
+
+            reused = resolve_from(self.args)
+            if reused is not None:
+                base, images = reused
+                first = f"{base}\n\n{first}" if first else base
+                if images:
+                    self.renderer.line(self.renderer.style("note: images of the reused message are not sent here", "33"))
+                    images = []
+        try:
+            if first:
+                self.renderer.line(f"> {first}")
+                await self.run_prompt(first)
+            while not self.quit:
+                try:
+                    text = await self.ui.read("> ")
+                except KeyboardInterrupt:
+                    now = time.monotonic()
+                    if now - self.last_interrupt < QUIT_WINDOW_S:
+                        break
+                    self.last_interrupt = now
+                    self.renderer.line(self.renderer.style("(press Ctrl-C again to quit)", "2"))
+                    continue
+                if text is None:
+                    break
+                text = text.strip()
+                if not text:
+                    continue
+                if text.startswith("/"):
+                    await self.command(text)
+                    continue
+                await self.run_prompt(text)
+        finally:
+            await self.agent.close()
+        return 0
+
+
+def interactive_main(args: argparse.Namespace) -> int:
+    return asyncio.run(Interactive(args).loop())

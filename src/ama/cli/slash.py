@@ -1,0 +1,143 @@
+"""Slash commands of the interactive modes (``/help``, ``/model``, ``/tree``, ...)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ama.errors import AmaError
+
+
+async def run(app: Any, line: str) -> None:
+    name, _, arg = line[1:].partition(" ")
+    arg = arg.strip()
+    handler = COMMANDS.get(name)
+    r = app.renderer
+    if handler is None:
+        r.line(r.style(f"unknown command /{name}; /help lists them", "31"))
+        return
+    try:
+        await handler(app, arg)
+    except AmaError as err:
+        r.line(r.style(f"error: {err.message}", "31"))
+
+
+async def cmd_help(app: Any, arg: str) -> None:
+    from ama.cli.interactive import HELP
+
+    app.renderer.line(HELP)
+
+
+async def cmd_quit(app: Any, arg: str) -> None:
+    app.quit = True
+
+
+async def cmd_model(app: Any, arg: str) -> None:
+    a = app.agent
+    if not arg:
+        app.renderer.line(f"current: {a.model.ref}")
+        for m in a.registry.list():
+            mark = "*" if m.ref == a.model.ref else " "
+            app.renderer.line(f" {mark} {m.ref}")
+        return
+    a.set_model(arg)
+    app.renderer.line(f"model: {a.model.ref}")
+
+
+async def cmd_thinking(app: Any, arg: str) -> None:
+    a = app.agent
+    if arg:
+        a.set_thinking_level(arg)
+    app.renderer.line(f"thinking: {a.thinking_level}")
+
+
+async def cmd_resume(app: Any, arg: str) -> None:
+    target = arg or await app._pick_session()
+    await app._switch(target)
+
+
+async def cmd_clear(app: Any, arg: str) -> None:
+    await app._switch("memory" if app.args.no_session else "new")
+
+
+async def cmd_name(app: Any, arg: str) -> None:
+    if not arg:
+        app.renderer.line(f"name: {app.agent.session.name or '(none)'}")
+        return
+    app.agent.session.set_name(arg)
+    app.renderer.line(f"named: {arg}")
+
+
+async def cmd_session(app: Any, arg: str) -> None:
+    from ama.session.history import count
+
+    a = app.agent
+    s = a.session
+    c = count(s.entries)
+    r = app.renderer
+    r.line(f"session  {s.id}")
+    r.line(f"file     {s.path or '(in memory)'}")
+    r.line(f"cwd      {s.cwd}")
+    r.line(f"model    {a.model.ref} · thinking {a.thinking_level} · permissions {a.permissions.mode}")
+    r.line(f"entries  {c.entries} · user {c.user} · assistant {c.assistant} · tool results {c.tool_results}")
+    r.line(r.usage_line(app.assistants))
+
+
+def _label(e: Any) -> str:
+    from ama.messages import AssistantMessage, TextContent, ToolCall, text_of
+
+    if e.type == "message":
+        m = e.message
+        role = type(m).__name__.replace("Message", "").lower()
+        if isinstance(m, AssistantMessage):
+            text = " ".join(b.text for b in m.content if isinstance(b, TextContent))
+            calls = [b.name for b in m.content if isinstance(b, ToolCall)]
+            return f"assistant: {text[:50]}" + (f" [{', '.join(calls)}]" if calls else "")
+        content = getattr(m, "content", "")
+        return f"{role}: {text_of(content)[:60]}"
+    return e.type
+
+
+async def cmd_tree(app: Any, arg: str) -> None:
+    """Show user/assistant turns as a tree (branches indented); ``/tree ID`` moves the leaf."""
+    s = app.agent.session
+    if arg:
+        if app.agent.busy:
+            app.renderer.line("busy: wait for the run to finish")
+            return
+        s.navigate(arg)
+        app.renderer.line(f"moved to {arg}; the next prompt continues from there")
+        return
+    tree = s.tree
+    on_path = set(tree.path_ids())
+    r = app.renderer
+
+    def visible(eid: str) -> bool:
+        return tree.by_id[eid].type == "message"
+
+    def walk(eid: str | None, depth: int) -> None:
+        kids = tree.children(eid)
+        for k in kids:
+            shown = visible(k)
+            if shown:
+                mark = "●" if k in on_path else "○"
+                leaf = "  ← leaf" if k == tree.leaf_id else ""
+                label = " ".join(_label(tree.by_id[k]).split())
+                r.line(f"{'  ' * depth}{mark} {k} {label[:80]}{leaf}")
+            walk(k, depth + (1 if shown and len(kids) > 1 else 0))
+
+    walk(None, 0)
+
+
+COMMANDS = {
+    "help": cmd_help,
+    "quit": cmd_quit,
+    "exit": cmd_quit,
+    "model": cmd_model,
+    "thinking": cmd_thinking,
+    "resume": cmd_resume,
+    "clear": cmd_clear,
+    "new": cmd_clear,
+    "name": cmd_name,
+    "session": cmd_session,
+    "tree": cmd_tree,
+}

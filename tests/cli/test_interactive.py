@@ -1,0 +1,105 @@
+"""Interactive mode driven for real: in tmux (full-screen input) and through a pipe (--line)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from ama.session.reader import read_session
+from tests.conftest import ROOT
+
+SCRIPT = {
+    "turns": [
+        {"text": "Let me run a command.", "toolCalls": [{"name": "bash", "arguments": {"command": "echo approved-run"}}]},
+        "The **command** ran.",
+        {"text": ["slow "] * 30, "delayMs": 300},
+        "after the interruption",
+    ]
+}
+
+
+def pane(name: str) -> str:
+    return subprocess.run(["tmux", "capture-pane", "-t", name, "-p", "-S", "-200"], capture_output=True, text=True).stdout
+
+
+def wait_for(name: str, text: str, timeout: float = 30) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        out = pane(name)
+        if text in out:
+            return out
+        time.sleep(0.1)
+    raise AssertionError(f"{text!r} did not appear; screen:\n{pane(name)}")
+
+
+@pytest.fixture
+def tmux_session(tmp_path: Path, ama_home: Path):
+    if shutil.which("tmux") is None:  # .ci/run installs tmux; this only guards odd local setups
+        pytest.fail("tmux is required for the interactive tests (apt-get install tmux)")
+    name = f"ama-test-{uuid.uuid4().hex[:8]}"
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps(SCRIPT))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    cmd = (
+        f"cd {shlex.quote(str(ws))} && AMA_HOME={shlex.quote(str(ama_home))} PYTHONPATH={shlex.quote(str(ROOT / 'src'))} "
+        f"{shlex.quote(sys.executable)} -m ama --model scripted/{shlex.quote(str(script))}; echo EXITED=$?; sleep 60"
+    )
+    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "120", "-y", "50", cmd], check=True)
+    yield name
+    subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+
+
+def test_prompt_approval_interrupt_quit_in_tmux(tmux_session: str, ama_home: Path) -> None:
+    name = tmux_session
+    wait_for(name, "/help for commands")
+    subprocess.run(["tmux", "send-keys", "-t", name, "run it", "Enter"], check=True)
+    wait_for(name, "[y]es / [a]lways this session / [n]o")
+    subprocess.run(["tmux", "send-keys", "-t", name, "y", "Enter"], check=True)
+    screen = wait_for(name, "The command ran.")
+    assert "⎿ approved-run" in screen
+    subprocess.run(["tmux", "send-keys", "-t", name, "go slow", "Enter"], check=True)
+    wait_for(name, "> go slow")
+    time.sleep(1.0)  # let the slow reply start streaming before interrupting it
+    subprocess.run(["tmux", "send-keys", "-t", name, "Escape"], check=True)
+    screen = wait_for(name, "interrupted\n")
+    subprocess.run(["tmux", "send-keys", "-t", name, "C-c"], check=True)
+    wait_for(name, "press Ctrl-C again")
+    subprocess.run(["tmux", "send-keys", "-t", name, "C-c"], check=True)
+    wait_for(name, "EXITED=0")
+    (path,) = list((ama_home / "sessions").rglob("*.jsonl"))
+    d = read_session(path)
+    texts = [getattr(e.message, "content", None) for e in d.entries if e.type == "message"]
+    assert "run it" in texts and "go slow" in texts
+    aborted = [e for e in d.entries if getattr(e, "custom_type", None) == "ama.aborted"]
+    assert len(aborted) == 1
+    approved = [e.message for e in d.entries if e.type == "message" and type(e.message).__name__ == "ToolResultMessage"]
+    assert "approved-run" in approved[0].content[0].text
+
+
+def test_line_mode_commands_through_a_pipe(tmp_path: Path, ama_home: Path) -> None:
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps(SCRIPT))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    p = subprocess.run(
+        [sys.executable, "-m", "ama", "--line", "--model", f"scripted/{script}"],
+        cwd=ws,
+        input="run it\nn\n/name my session\n/session\n/tree\n/bogus\n/quit\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert p.returncode == 0, p.stderr
+    out = p.stdout
+    assert "denied: The user denied this tool call." in out
+    assert "named: my session" in out and "entries" in out and "unknown command /bogus" in out
+    assert "● " in out and "user: run it" in out
