@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 COMMANDS: dict[str, tuple[str, str]] = {
     "sessions": ("ama.cli.sessions", "list, show, fork, archive, rename, delete and restore sessions"),
     "sandbox": ("ama.cli.sandbox", "show the OS sandbox and run commands under the bash tool's policy"),
+    "config": ("ama.cli.config", "list, get, set and unset configuration keys"),
 }
 
 
