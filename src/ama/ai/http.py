@@ -13,6 +13,7 @@ import ssl
 import sys
 import weakref
 from collections.abc import AsyncGenerator, AsyncIterator
+from typing import Any
 
 from ama.ai.builder import MessageBuilder
 from ama.ai.errors import ProviderError, error_for_status, error_message_from_body, parse_retry_after
@@ -38,10 +39,31 @@ def _import_httpx_lean() -> None:
                 del sys.modules[m]
 
 
-_import_httpx_lean()
-import httpx  # noqa: E402
+def _httpx():  # type: ignore[no-untyped-def]
+    _import_httpx_lean()
+    import httpx
 
-_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = weakref.WeakKeyDictionary()
+    return httpx
+
+
+def proxy_configured(url: str) -> bool:
+    """True when the environment routes ``url`` through a proxy (then httpx is used)."""
+    import urllib.request
+
+    proxies = urllib.request.getproxies()
+    if not proxies:
+        return False
+    host = url.split("://", 1)[-1].split("/", 1)[0].rsplit("@", 1)[-1]
+    if urllib.request.proxy_bypass(host.split(":")[0]):
+        return False
+    scheme = url.split(":", 1)[0].lower()
+    return bool(proxies.get(scheme) or proxies.get("all"))
+
+#: per event loop: {tls: client}.  Plain-HTTP endpoints (local servers: Ollama, vLLM,
+#: llama.cpp) get a client whose TLS context is never used, so no certificates are loaded.
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[bool, Any]] = (
+    weakref.WeakKeyDictionary()
+)
 _MAX_ERROR_BODY = 64 * 1024
 
 
@@ -80,26 +102,38 @@ def _has_hashed_certs(path: str) -> bool:
         return False
 
 
-def _client() -> httpx.AsyncClient:
+def _unused_tls_context() -> ssl.SSLContext:
+    """A TLS context for a client that only speaks plain HTTP (loads no certificates)."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    return ctx
+
+
+def _client(tls: bool = True) -> Any:
     loop = asyncio.get_running_loop()
-    client = _clients.get(loop)
+    per_loop = _clients.setdefault(loop, {})
+    client = per_loop.get(tls)
     if client is None or client.is_closed:
-        client = httpx.AsyncClient(timeout=None, follow_redirects=False, verify=ssl_context())
-        _clients[loop] = client
+        verify = ssl_context() if tls else _unused_tls_context()
+        client = _httpx().AsyncClient(timeout=None, follow_redirects=False, verify=verify)
+        per_loop[tls] = client
     return client
 
 
 async def aclose() -> None:
-    """Close the HTTP client of the running loop (call before the loop ends)."""
+    """Close the HTTP connections of the running loop (call before the loop ends)."""
+    from ama.ai import http11
+
+    await http11.close_idle()
     loop = asyncio.get_running_loop()
-    client = _clients.pop(loop, None)
-    if client is not None:
+    for client in _clients.pop(loop, {}).values():
         await client.aclose()
 
 
-def _timeout(options: StreamOptions) -> httpx.Timeout:
+def _timeout(options: StreamOptions) -> Any:
     t = options.timeout
-    return httpx.Timeout(t, connect=min(t, 30.0), pool=min(t, 30.0))
+    return _httpx().Timeout(t, connect=min(t, 30.0), pool=min(t, 30.0))
 
 
 async def post_sse(
@@ -112,12 +146,81 @@ async def post_sse(
     """POST ``body`` and yield the response's SSE ``(event, data)`` pairs.
 
     Raises ProviderError for an error status (with ``retry_after`` from the headers), a
-    transport failure, a timeout, or a body cut off mid-stream.
+    transport failure, a timeout, or a body cut off mid-stream.  Direct connections use
+    the small asyncio client of ``http11.py``; proxied ones use httpx.
     """
-    provider = builder.model.provider
     builder.requested = True
+    if proxy_configured(url):
+        async for item in _post_sse_httpx(url, headers, body, options, builder):
+            yield item
+        return
+    from ama.ai import http11
+
+    provider = builder.model.provider
+    t = options.timeout
     try:
-        async with _client().stream("POST", url, content=body, headers=headers, timeout=_timeout(options)) as resp:
+        resp = await http11.request(
+            "POST", url, headers, body, tls=ssl_context, connect_timeout=min(t, 30.0), read_timeout=t
+        )
+    except http11.HttpError as e:
+        raise _transport_error(e, provider, started=False) from e
+    try:
+        builder.http_status = resp.status_code
+        if resp.status_code >= 400:
+            raw = bytearray()
+            try:
+                async for chunk in resp.aiter_bytes():
+                    builder.mark_first_byte()
+                    raw += chunk
+                    if len(raw) > _MAX_ERROR_BODY:
+                        break
+            except http11.HttpError:
+                pass  # report the status with what arrived
+            message, err_type = error_message_from_body(resp.status_code, bytes(raw))
+            raise error_for_status(
+                resp.status_code,
+                message,
+                error_type=err_type,
+                retry_after=parse_retry_after(resp.headers),
+                provider=provider,
+            )
+
+        async def chunks() -> AsyncIterator[bytes]:
+            async for chunk in resp.aiter_bytes():
+                builder.mark_first_byte()
+                yield chunk
+
+        try:
+            async for item in iter_sse(chunks()):
+                yield item
+        except http11.HttpError as e:
+            raise _transport_error(e, provider, started=True) from e
+    finally:
+        await resp.aclose()
+
+
+def _transport_error(e: Exception, provider: str, *, started: bool) -> ProviderError:
+    kind = getattr(e, "kind", "")
+    if kind == "timeout":
+        return ProviderError("timeout", f"{provider}: request timed out ({e})", retryable=True, provider=provider)
+    if kind == "protocol":
+        return ProviderError("network", f"{provider}: bad HTTP response ({e})", retryable=True, provider=provider)
+    if started:
+        return ProviderError("network", f"{provider}: connection dropped mid-response ({e})", retryable=True, provider=provider)
+    return ProviderError("network", f"{provider}: {e}", retryable=True, provider=provider)
+
+
+async def _post_sse_httpx(
+    url: str,
+    headers: dict[str, str],
+    body: bytes,
+    options: StreamOptions,
+    builder: MessageBuilder,
+) -> AsyncGenerator[tuple[str, str], None]:
+    httpx = _httpx()
+    provider = builder.model.provider
+    try:
+        async with _client(url.startswith("https:")).stream("POST", url, content=body, headers=headers, timeout=_timeout(options)) as resp:
             builder.http_status = resp.status_code
             if resp.status_code >= 400:
                 raw = bytearray()
