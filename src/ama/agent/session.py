@@ -279,6 +279,8 @@ class AgentSession:
             await self.wait_idle()
         if self.jobs is not None and self.jobs.running():
             await asyncio.get_running_loop().run_in_executor(None, self.jobs.kill_all)
+        if self.bash_sandbox is not None and hasattr(self.bash_sandbox, "close"):
+            self.bash_sandbox.close()
         self.session.close()
         from ama.ai import aclose
 

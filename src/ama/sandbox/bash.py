@@ -347,6 +347,9 @@ def make_bash_sandbox(
     off = off_reason(settings.enabled)
     if off is not None:
         status = SandboxStatus("none", None, False, False, off)
+    elif status is None and settings.bash != "auto":
+        # nothing will be wrapped: skip the probe (a process start) on every agent start
+        status = SandboxStatus("none", None, False, False, "sandbox.bash is off (bash runs unsandboxed)")
     elif status is None:
         status = detect(enabled=settings.enabled)
     active = settings.bash == "auto" and status.kind in ("bwrap", "sandbox-exec") and status.restricts_writes
