@@ -70,6 +70,7 @@ class Session:
         self.readonly_reason = readonly_reason
         #: called with every appended entry (the agent turns these into events)
         self.listeners: list[Callable[[AnyEntry], None]] = []
+        self._context_cache: tuple[tuple[str | None, int], ProjectedContext] | None = None
 
     # --- construction ---------------------------------------------------------------
 
@@ -161,7 +162,15 @@ class Session:
         return self.tree.branch(leaf_id)
 
     def context(self, leaf_id: str | None = ...) -> ProjectedContext:  # type: ignore[assignment]
-        return project(self.tree.branch(leaf_id))
+        """The projected model context of the branch ending at ``leaf_id`` (default: the
+        current leaf); memoized until the next append or navigation."""
+        leaf = self.tree.leaf_id if leaf_id is ... else leaf_id
+        key = (leaf, len(self.tree.entries))
+        if self._context_cache is not None and self._context_cache[0] == key:
+            return self._context_cache[1]
+        ctx = project(self.tree.branch(leaf))
+        self._context_cache = (key, ctx)
+        return ctx
 
     def latest_custom(self, custom_type: str) -> Any | None:
         e = self.tree.latest_custom(custom_type)
