@@ -103,7 +103,7 @@ def build_agent(opts: AgentOptions) -> tuple[AgentSession, list[str]]:
             session_id=session.id,
             output_dirs=[output_dir],
             config_dir=str(paths.config_dir()),
-            secret_env=sorted({m.api_key_env for m in registry.list() if getattr(m, "api_key_env", None)}),
+            secret_env=sorted({str(m.api_key_env) for m in registry.list() if getattr(m, "api_key_env", None)}),
         )
         warnings += list(sandbox.warnings)
         jobs = BackgroundJobs()

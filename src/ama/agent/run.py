@@ -86,7 +86,8 @@ async def model_call(agent: AgentSession, record: RunRecord) -> tuple[AssistantM
         )
         final: AssistantMessage | None = None
         error: Any = None
-        async with contextlib.aclosing(stream(agent.model, agent.build_context(), options)) as events:
+        events_iter: Any = stream(agent.model, agent.build_context(), options)
+        async with contextlib.aclosing(events_iter) as events:
             async for ev in events:
                 if isinstance(ev, StartEvent):
                     agent.emit(event("message_start", message=plain(ev.partial)))
