@@ -4,7 +4,8 @@ earliest and latest record.
 Both entry kinds are replayed in file order over the whole file (every branch, not only the
 active one): file state is about the disk, not about the conversation.  A track entry joins
 the checkpoint of its ``userEntryId`` (adding only files that checkpoint does not have); one
-that arrives before its checkpoint waits for it.  The earliest record of each file is kept
+that arrives before its checkpoint waits for it and then wins over the checkpoint's own
+record of that file (it was taken first, before ama wrote).  The earliest record of each file is kept
 for ever: it is the fallback for a checkpoint that does not list the file (the file was
 first touched later, so it was in that state then).
 
@@ -48,16 +49,17 @@ class History:
         if not isinstance(uid, str) or not uid or not isinstance(files, dict):
             return
         files = {k: r for k, r in files.items() if isinstance(k, str) and isinstance(r, dict)}
-        for key, rec in self._pending.pop(uid, {}).items():
-            files.setdefault(key, rec)
+        for key, rec in files.items():
+            self._note(key, rec)
+        # tracks written before this checkpoint (it came late) saw the files earlier, before
+        # ama changed them: they describe "before this message" better than the snapshot
+        files.update(self._pending.pop(uid, {}))
         cp: Raw = {"files": files}
         for field in ("git", "shadowCommit"):
             if data.get(field) is not None:
                 cp[field] = data[field]
         self.checkpoints.pop(uid, None)  # a repeated checkpoint moves to the end
         self.checkpoints[uid] = cp
-        for key, rec in files.items():
-            self._note(key, rec)
 
     def add_track(self, data: Raw) -> None:
         key, rec, uid = data.get("path"), data.get("record"), data.get("userEntryId")
