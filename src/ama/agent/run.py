@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -198,9 +199,25 @@ async def run_loop(agent: AgentSession, record: RunRecord) -> RunResult:
 
 
 async def run_prompt(
-    agent: AgentSession, text: str, images: list[ImageContent] | None = None, origin: str | None = None
+    agent: AgentSession,
+    text: str,
+    images: list[ImageContent] | None = None,
+    origin: str | None = None,
+    started: Callable[[], None] | None = None,
 ) -> RunResult:
-    """The whole run of one prompt (the caller has checked the session is idle)."""
+    """The whole run of one prompt (the caller has checked the session is idle).
+    ``started`` is called synchronously once the run has begun (right after the first
+    ``turn_start``, before the user message), e.g. to answer an RPC ``prompt`` in order."""
+    return await _run_prompt(agent, text, images, origin, started)
+
+
+async def _run_prompt(
+    agent: AgentSession,
+    text: str,
+    images: list[ImageContent] | None,
+    origin: str | None,
+    started: Callable[[], None] | None,
+) -> RunResult:
     from ama.hooks import run_hooks
 
     record = RunRecord(prompt=text, model=agent.model.ref)
@@ -219,6 +236,8 @@ async def run_prompt(
     agent.emit(event("before_agent_start", prompt=text))
     agent.emit(event("agent_start"))
     agent.emit(event("turn_start"))
+    if started is not None:
+        started()
     _deliver(agent, [(text, images)], origin or "")
     if extra:
         agent.session.append_custom_message("ama.hook_context", extra, display=False)

@@ -61,6 +61,7 @@ class AgentSession:
         self.thinking_level = thinking_level
         self.tools = list(tools)
         self.tools_by_name = {t.name: t for t in self.tools}
+        self.active_tool_names = [t.name for t in self.tools]
         self._tool_specs = tool_specs(self.tools)
         self.permissions = permissions
         self.hooks = hooks
@@ -205,9 +206,11 @@ class AgentSession:
         *,
         origin: str | None = None,
         behavior: str | None = None,
+        started: Callable[[], None] | None = None,
     ) -> asyncio.Task | None:
         """Start a run (returns its task), or, while busy, queue the message as ``behavior``
-        (``"steer"`` or ``"followUp"``) and return None.  Busy without a behavior -> Busy."""
+        (``"steer"`` or ``"followUp"``) and return None.  Busy without a behavior -> Busy.
+        ``started`` (optional) resolves when the run has begun (see ``run_prompt``)."""
         if self.busy:
             if behavior == "steer":
                 self.steer(text, images)
@@ -221,7 +224,7 @@ class AgentSession:
         if self.session.readonly_reason:
             raise AmaError("readonly", f"cannot write to session {self.session.path}: {self.session.readonly_reason}")
         self.abort_event = asyncio.Event()
-        self._task = asyncio.ensure_future(run_prompt(self, text, images, origin))
+        self._task = asyncio.ensure_future(run_prompt(self, text, images, origin, started))
         return self._task
 
     async def prompt(
@@ -271,6 +274,20 @@ class AgentSession:
         self.permissions.set_mode(mode)
         self.emit(event("permission_mode_changed", mode=mode))
         return mode
+
+    def set_active_tools(self, names: list[str]) -> list[str]:
+        """Restrict the tools the model sees (and may call) to ``names``, in registry order."""
+        from ama.tools import tool_specs
+
+        known = {t.name for t in self.tools}
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise InvalidArguments(f"unknown tools {unknown}; known: {sorted(known)}")
+        active = [t for t in self.tools if t.name in set(names)]
+        self.active_tool_names = [t.name for t in active]
+        self.tools_by_name = {t.name: t for t in active}
+        self._tool_specs = tool_specs(active)
+        return self.active_tool_names
 
     async def close(self) -> None:
         """Stop background jobs, release the session file, close HTTP connections."""

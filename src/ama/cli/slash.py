@@ -128,6 +128,20 @@ async def cmd_tree(app: Any, arg: str) -> None:
     walk(None, 0)
 
 
+DESCRIPTIONS = {
+    "help": "list the commands",
+    "quit": "exit",
+    "exit": "exit",
+    "model": "show, list or switch the model",
+    "thinking": "show or set the thinking level",
+    "resume": "switch to another session",
+    "clear": "start a new session",
+    "new": "start a new session",
+    "name": "name this session",
+    "session": "show this session's file, counts and usage",
+    "tree": "show the session tree, or move to an entry",
+}
+
 COMMANDS = {
     "help": cmd_help,
     "quit": cmd_quit,

@@ -1,0 +1,82 @@
+"""Read-only views of an agent's session, shared by the RPC commands and the SDK."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ama.agent.events import plain
+from ama.errors import NotFound
+from ama.messages import AssistantMessage, TextContent, UserMessage, text_of
+from ama.session.history import count
+
+
+def entries_since(session: Any, since: str | None = None) -> dict[str, Any]:
+    """Entries after ``since`` (an entry id) in file order (all when None), and the leaf."""
+    tree = session.tree
+    start = 0
+    if since:
+        if since not in tree.position:
+            raise NotFound(f"no entry {since} in session {session.id}")
+        start = tree.position[since] + 1
+    return {"entries": [plain(e) for e in tree.entries[start:]], "leafId": tree.leaf_id}
+
+
+def tree_nodes(session: Any) -> dict[str, Any]:
+    tree = session.tree
+    labels = tree.labels()
+    nodes = []
+    for e in tree.entries:
+        node: dict[str, Any] = {"id": e.id, "parentId": tree.parent[e.id], "type": e.type, "timestamp": e.timestamp}
+        if e.type == "message":
+            m = e.message
+            node["role"] = type(m).__struct_config__.tag
+            if isinstance(m, AssistantMessage):
+                node["preview"] = " ".join(b.text for b in m.content if isinstance(b, TextContent))[:120]
+            else:
+                node["preview"] = text_of(getattr(m, "content", ""))[:120]
+        elif getattr(e, "custom_type", None):
+            node["customType"] = e.custom_type
+        if e.id in labels:
+            node["label"] = labels[e.id]
+        nodes.append(node)
+    return {"nodes": nodes, "leafId": tree.leaf_id}
+
+
+def session_stats(session: Any) -> dict[str, Any]:
+    c = count(session.entries)
+    tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
+    cost = 0.0
+    calls = 0
+    for e in session.entries:
+        if e.type == "message" and isinstance(e.message, AssistantMessage):
+            u = e.message.usage
+            tokens["input"] += u.input
+            tokens["output"] += u.output
+            tokens["cacheRead"] += u.cache_read
+            tokens["cacheWrite"] += u.cache_write
+            tokens["total"] += u.total_tokens
+            calls += sum(1 for b in e.message.content if type(b).__name__ == "ToolCall")
+            if hasattr(u.cost, "total"):
+                cost += u.cost.total  # type: ignore[union-attr]
+    return {
+        "sessionId": session.id,
+        "sessionFile": session.path,
+        "userMessages": c.user,
+        "assistantMessages": c.assistant,
+        "toolCalls": calls,
+        "toolResults": c.tool_results,
+        "totalMessages": c.messages,
+        "tokens": tokens,
+        "cost": round(cost, 6),
+    }
+
+
+def user_entries_on_branch(session: Any) -> list[Any]:
+    return [e for e in session.branch() if e.type == "message" and isinstance(e.message, UserMessage)]
+
+
+def last_assistant_text(session: Any) -> str | None:
+    for e in reversed(session.branch()):
+        if e.type == "message" and isinstance(e.message, AssistantMessage):
+            return "".join(b.text for b in e.message.content if isinstance(b, TextContent))
+    return None

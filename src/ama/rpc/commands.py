@@ -1,0 +1,357 @@
+"""RPC commands: parameter schemas and handlers.  See docs/rpc.md for the table.
+
+A handler is ``async def h(srv, params) -> dict`` returning the response ``data``; it raises
+``AmaError`` (``invalid_arguments``, ``busy``, ``not_found``, ``unsupported``, ...) for an
+error response.  Parameters are checked against ``SPECS`` before the handler runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from ama.agent.events import plain
+from ama.errors import AmaError, Busy, InvalidArguments
+
+if TYPE_CHECKING:
+    from ama.rpc.server import RpcServer
+
+Handler = Callable[["RpcServer", dict[str, Any]], Awaitable[dict[str, Any]]]
+
+# param -> (type name, required); types: str, int, bool, list, dict, "str|null"
+SPECS: dict[str, dict[str, tuple[str, bool]]] = {}
+HANDLERS: dict[str, Handler] = {}
+#: commands whose feature is not built yet (reported by get_state)
+UNSUPPORTED: dict[str, str] = {}
+#: returned by a handler that has already written its response
+RESPONDED: dict[str, Any] = {"__responded__": True}
+
+
+def command(name: str, /, **params: tuple[str, bool]) -> Callable[[Handler], Handler]:
+    def deco(fn: Handler) -> Handler:
+        SPECS[name] = params
+        HANDLERS[name] = fn
+        return fn
+
+    return deco
+
+
+def unsupported(name: str, why: str, /, **params: tuple[str, bool]) -> None:
+    async def handler(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
+        raise AmaError("unsupported", f"{name}: {why}")
+
+    UNSUPPORTED[name] = why
+    command(name, **params)(handler)
+
+
+_TYPES: dict[str, Callable[[Any], bool]] = {
+    "str": lambda v: isinstance(v, str),
+    "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "bool": lambda v: isinstance(v, bool),
+    "list": lambda v: isinstance(v, list),
+    "dict": lambda v: isinstance(v, dict),
+    "str|null": lambda v: v is None or isinstance(v, str),
+}
+
+
+def check_params(name: str, msg: dict[str, Any]) -> dict[str, Any]:
+    spec = SPECS[name]
+    out: dict[str, Any] = {}
+    for key, (typ, required) in spec.items():
+        if key not in msg:
+            if required:
+                raise InvalidArguments(f"{name}: missing parameter {key!r} ({typ})")
+            continue
+        if not _TYPES[typ](msg[key]):
+            raise InvalidArguments(f"{name}: parameter {key!r} must be {typ}, got {msg[key]!r:.80}")
+        out[key] = msg[key]
+    return out
+
+
+def _images(raw: list | None) -> list | None:
+    if not raw:
+        return None
+    from ama.messages import ImageContent
+
+    out = []
+    for i, img in enumerate(raw):
+        if not isinstance(img, dict) or not isinstance(img.get("data"), str) or not isinstance(img.get("mimeType"), str):
+            raise InvalidArguments(f"images[{i}] must be {{type: 'image', data: base64, mimeType}}")
+        out.append(ImageContent(data=img["data"], mime_type=img["mimeType"]))
+    return out
+
+
+# --- prompting ---------------------------------------------------------------------------
+
+
+@command("prompt", message=("str", True), images=("list", False), streamingBehavior=("str", False))
+async def cmd_prompt(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
+    agent = srv.agent
+    behavior = p.get("streamingBehavior")
+    if agent.busy:
+        if behavior is None:
+            raise Busy("a run is in progress: send streamingBehavior 'steer' or 'followUp', or abort first")
+        agent.start(p["message"], _images(p.get("images")), behavior=behavior)
+        return {"queued": behavior}
+    # answer as soon as the run has begun, in order with its events (after turn_start)
+    rid = srv.current_id
+    begun: asyncio.Future = asyncio.get_running_loop().create_future()
+
+    def on_started() -> None:
+        srv.respond("prompt", rid, {})
+        begun.set_result(None)
+
+    task = agent.start(p["message"], _images(p.get("images")), behavior=behavior, started=on_started)
+    assert task is not None
+    srv.track(task)
+    await asyncio.wait({begun, task}, return_when=asyncio.FIRST_COMPLETED)
+    if begun.done():
+        return RESPONDED
+    task.result()  # rejected before it began (e.g. by a UserPromptSubmit hook): raises
+    return {}
+
+
+@command("steer", message=("str", True), images=("list", False))
+async def cmd_steer(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
+    return await cmd_prompt(srv, {**p, "streamingBehavior": "steer"}) if srv.agent.busy else await cmd_prompt(srv, p)
+
+
+@command("follow_up", message=("str", True), images=("list", False))
+async def cmd_follow_up(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
+    return await cmd_prompt(srv, {**p, "streamingBehavior": "followUp"}) if srv.agent.busy else await cmd_prompt(srv, p)
+
+
+@command("abort")
+async def cmd_abort(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
+    was = srv.agent.busy
+    dropped = srv.agent.abort()
+    await srv.agent.wait_idle()
+    return {"aborted": was, "dropped": [t for t, _ in dropped]}
+
+
+# --- sessions ---------------------------------------------------------------------------
+
+
+def _idle(srv: RpcServer, what: str) -> None:
+    if srv.agent.busy:
+        raise Busy(f"{what}: a run is in progress; abort it or wait for agent_settled")
+
+
+@command("new_session", parentSession=("str", False))
+async def cmd_new_session(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
+    _idle(srv, "new_session")
+    await srv.switch("new", reason="new")
+    return {"sessionId": srv.agent.session.id, "cancelled": False}
+
+
+@command("switch_session", sessionPath=("str", False), sessionId=("str", False))
+async def cmd_switch_session(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
+    _idle(srv, "switch_session")
+    ref = p.get("sessionPath") or p.get("sessionId")
+    if not ref:
+        raise InvalidArguments("switch_session: give sessionPath or sessionId")
+    await srv.switch(ref, reason="resume")
+    return {"sessionId": srv.agent.session.id, "cancelled": False}
+
+
+@command("get_fork_messages")
+async def cmd_get_fork_messages(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
+    from ama.agent.views import user_entries_on_branch
+    from ama.messages import text_of
+
+    return {"messages": [{"entryId": e.id, "text": text_of(e.message.content)} for e in user_entries_on_branch(srv.agent.session)]}
+
+
+@command("fork", entryId=("str", True))
+async def cmd_fork(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
+    """A new session holding the branch up to (not including) a user message; returns the
+    message's text for editing, and switches to the new session."""
+    from ama.agent.views import user_entries_on_branch
+    from ama.messages import text_of
+    from ama.session.fork import fork_session
+
+    _idle(srv, "fork")
+    s = srv.agent.session
+    target = next((e for e in user_entries_on_branch(srv.agent.session) if e.id == p["entryId"]), None)
+    if target is None:
+        raise InvalidArguments(f"fork: {p['entryId']} is not a user message on the active branch")
+    if s.path is None:
+        raise AmaError("unsupported", "fork: this session is in memory (no file to fork)")
+    parent = s.tree.parent[target.id]
+    if parent is None:
+        await srv.switch("new", reason="fork")
+    else:
+        sid, path = fork_session(s.path, srv.sessions_dir, expected_id=s.id, at=parent)
+        await srv.switch(path, reason="fork")
+    return {"sessionId": srv.agent.session.id, "text": text_of(target.message.content), "cancelled": False}
+
+
+@command("set_session_name", name=("str", True))
+async def cmd_set_session_name(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
+    srv.agent.session.set_name(p["name"])
+    return {"name": p["name"]}
+
+
+@command("get_state")
+async def cmd_get_state(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
+    return {
+        **srv.agent.state(),
+        "protocolVersion": 1,
+        "clientCapabilities": sorted(srv.broker.capabilities),
+        "unsupported": dict(UNSUPPORTED),
+    }
+
+
+@command("get_messages")
+async def cmd_get_messages(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
+    msgs = [{"entryId": e.id, **plain(e.message)} for e in srv.agent.session.branch() if e.type == "message"]
+    return {"messages": msgs}
+
+
+@command("get_entries", since=("str|null", False))
+async def cmd_get_entries(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
+    """Entries after ``since`` (an entry id) in file order; all when absent."""
+    from ama.agent.views import entries_since
+
+    return entries_since(srv.agent.session, p.get("since"))
+
+
+@command("get_tree")
+async def cmd_get_tree(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
+    from ama.agent.views import tree_nodes
+
+    return tree_nodes(srv.agent.session)
+
+
+@command("navigate", entryId=("str|null", True))
+async def cmd_navigate(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
+    _idle(srv, "navigate")
+    srv.agent.session.navigate(p["entryId"])
+    return {"leafId": srv.agent.session.leaf_id}
+
+
+@command("set_label", entryId=("str", True), label=("str|null", False))
+async def cmd_set_label(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
+    srv.agent.session.set_label(p["entryId"], p.get("label"))
+    return {"entryId": p["entryId"], "label": p.get("label") or None}
+
+
+@command("get_last_assistant_text")
+async def cmd_get_last_assistant_text(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
+    from ama.agent.views import last_assistant_text
+
+    return {"text": last_assistant_text(srv.agent.session)}
+
+
+@command("get_session_stats")
+async def cmd_get_session_stats(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
+    from ama.agent.views import session_stats
+
+    return session_stats(srv.agent.session)
+
+
+# --- models and modes -------------------------------------------------------------------
+
+
+@command("set_model", model=("str", False), provider=("str", False), modelId=("str", False))
+async def cmd_set_model(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
+    ref = p.get("model") or (f"{p['provider']}/{p['modelId']}" if p.get("provider") and p.get("modelId") else None)
+    if not ref:
+        raise InvalidArguments("set_model: give model ('provider/id') or provider and modelId")
+    return {"model": srv.agent.set_model(ref)}
+
+
+@command("get_available_models")
+async def cmd_get_available_models(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
+    models = []
+    for m in srv.agent.registry.list():
+        cost = None
+        if m.cost is not None:
+            cost = {"input": m.cost.input, "output": m.cost.output, "cacheRead": m.cost.cache_read, "cacheWrite": m.cost.cache_write}
+        models.append({"provider": m.provider, "id": m.id, "api": m.api, "contextWindow": m.context_window,
+                       "maxTokens": m.max_tokens, "reasoning": m.reasoning, "cost": cost})  # fmt: skip
+    return {"models": models}
+
+
+@command("set_thinking_level", level=("str", True))
+async def cmd_set_thinking_level(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
+    return {"level": srv.agent.set_thinking_level(p["level"])}
+
+
+@command("set_permission_mode", mode=("str", True))
+async def cmd_set_permission_mode(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
+    return {"mode": srv.agent.set_permission_mode(p["mode"])}
+
+
+# --- approvals --------------------------------------------------------------------------
+
+
+@command("set_client_capabilities", capabilities=("list", True))
+async def cmd_set_client_capabilities(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
+    known = {"approvals", "images", "hooks", "plans"}
+    bad = [c for c in p["capabilities"] if c not in known]
+    if bad:
+        raise InvalidArguments(f"set_client_capabilities: unknown capabilities {bad}; known: {sorted(known)}")
+    srv.broker.capabilities = set(p["capabilities"])
+    return {"capabilities": sorted(srv.broker.capabilities)}
+
+
+@command("permission_response", requestId=("str", True), decision=("str", True), feedback=("str", False))
+async def cmd_permission_response(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
+    from ama.permissions import Answer
+
+    answer = Answer.parse(p["decision"], p.get("feedback", ""))
+    return {"accepted": srv.broker.respond(p["requestId"], answer)}
+
+
+# --- tools and discovery ----------------------------------------------------------------
+
+
+@command("get_tools")
+async def cmd_get_tools(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
+    active = set(srv.agent.active_tool_names)
+    return {
+        "tools": [
+            {"name": t.name, "description": t.description, "parameters": t.parameters,
+             "permission": "read" if t.read_only else "write", "active": t.name in active}  # fmt: skip
+            for t in srv.agent.tools
+        ]
+    }
+
+
+@command("set_active_tools", names=("list", True))
+async def cmd_set_active_tools(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
+    return {"names": srv.agent.set_active_tools(p["names"])}
+
+
+@command("get_commands")
+async def cmd_get_commands(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
+    from ama.cli.slash import COMMANDS, DESCRIPTIONS
+
+    return {"commands": [{"name": n, "description": DESCRIPTIONS.get(n, ""), "source": "builtin"} for n in COMMANDS]}
+
+
+@command("get_skills")
+async def cmd_get_skills(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
+    return {"skills": []}
+
+
+@command("get_todos")
+async def cmd_get_todos(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
+    data = srv.agent.session.latest_custom("ama.todo")
+    return {"items": data.get("items", []) if isinstance(data, dict) else []}
+
+
+@command("get_tasks")
+async def cmd_get_tasks(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
+    return {"tasks": []}  # no task sub-agents yet: the registry view is empty
+
+
+@command("get_agents")
+async def cmd_get_agents(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
+    return {"agents": []}
+
+
+unsupported("plan_response", "plan mode and plan approval are not built yet", planId=("str", True), decision=("str", True))
+unsupported("get_plan", "plan mode and plan approval are not built yet", planId=("str", False))

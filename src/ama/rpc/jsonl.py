@@ -1,0 +1,72 @@
+"""LF-delimited JSON lines, both ways.
+
+Input lines are split on ``\\n`` only (a ``\\r`` before it is dropped); a line longer than
+``MAX_LINE_BYTES`` is not buffered whole: it is skipped up to its newline and reported as
+``TOO_LARGE`` so the stream goes on.  Output is one compact JSON object per line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+MAX_LINE_BYTES = 4 * 1024 * 1024
+TOO_LARGE = object()
+
+_ID = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,18})')
+
+
+async def read_lines(reader: asyncio.StreamReader, limit: int = MAX_LINE_BYTES) -> AsyncIterator[Any]:
+    """Yield each line (bytes, without the newline) or ``TOO_LARGE`` (with the line's
+    first bytes in ``reader``-independent form via :func:`last_too_large_head`)."""
+    global _too_large_head
+    while True:
+        try:
+            line = await reader.readuntil(b"\n")
+        except asyncio.IncompleteReadError as e:
+            if e.partial.strip():
+                yield e.partial.rstrip(b"\r")
+            return
+        except asyncio.LimitOverrunError as e:
+            head = await reader.readexactly(e.consumed)
+            _too_large_head = head[:4096]
+            while True:  # discard the rest of the line
+                try:
+                    await reader.readuntil(b"\n")
+                    break
+                except asyncio.LimitOverrunError as e2:
+                    await reader.readexactly(e2.consumed)
+                except asyncio.IncompleteReadError:
+                    return
+            yield TOO_LARGE
+            continue
+        if len(line) > limit + 1:
+            _too_large_head = line[:4096]
+            yield TOO_LARGE
+            continue
+        yield line[:-1].rstrip(b"\r")
+
+
+_too_large_head = b""
+
+
+def last_too_large_head() -> bytes:
+    return _too_large_head
+
+
+def sniff_id(raw: bytes) -> Any:
+    """The request id of a line that did not parse, if its text shows one."""
+    m = _ID.search(raw)
+    if not m:
+        return None
+    try:
+        return json.loads(m.group(1))
+    except ValueError:
+        return None
+
+
+def dumps(obj: Any) -> bytes:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"

@@ -1,0 +1,177 @@
+"""``ama --mode rpc``: the agent over JSON lines on stdin/stdout.
+
+Start-up writes ``hello`` then ``session_start``.  Each input line is one command object
+with a ``type`` and an optional ``id``; each gets exactly one ``response`` carrying that id
+whenever the line parsed far enough to show one (even a line that is not valid JSON).  Agent
+events are written as they happen.  When stdin closes: no new commands, pending approvals are
+denied, the running prompt finishes and its events are written, then exit 0.  Nothing but
+protocol lines goes to stdout; diagnostics go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from typing import Any
+
+from ama.errors import AmaError
+from ama.rpc import commands as cmds
+from ama.rpc.broker import RpcBroker
+from ama.rpc.jsonl import MAX_LINE_BYTES, TOO_LARGE, dumps, last_too_large_head, read_lines, sniff_id
+
+PROTOCOL_VERSION = 1
+CAPABILITIES = ["approvals", "images", "hooks"]
+
+
+class RpcServer:
+    def __init__(self, args: argparse.Namespace, out: Any = None) -> None:
+        self.args = args
+        self.out = out or sys.stdout.buffer
+        self.broker = RpcBroker()
+        self.agent: Any = None
+        self._unsubscribe: Any = None
+        self._runs: set[asyncio.Task] = set()
+        self.current_id: Any = None
+        from ama.config.paths import sessions_dir
+
+        self.sessions_dir = str(sessions_dir(args.session_dir))
+
+    # --- output -------------------------------------------------------------------------
+
+    def write(self, obj: dict[str, Any]) -> None:
+        self.out.write(dumps(obj))
+        self.out.flush()
+
+    def respond(self, command: str | None, rid: Any, data: dict | None = None, error: AmaError | None = None) -> None:
+        msg: dict[str, Any] = {"type": "response"}
+        if rid is not None:
+            msg["id"] = rid
+        msg["command"] = command
+        if error is None:
+            msg["success"] = True
+            msg["data"] = data if data is not None else {}
+        else:
+            msg["success"] = False
+            msg["error"] = {"code": error.code, "message": error.message}
+        self.write(msg)
+
+    # --- the agent ----------------------------------------------------------------------
+
+    def track(self, task: asyncio.Task | None) -> None:
+        if task is not None:
+            self._runs.add(task)
+            task.add_done_callback(self._runs.discard)
+
+    async def switch(self, session: str, *, reason: str) -> None:
+        from ama.agent.compose import build_agent
+        from ama.cli.agent import agent_options
+
+        opts = agent_options(self.args, broker=self.broker)
+        opts.session = session
+        agent, warnings = build_agent(opts)
+        old = self.agent
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        self.agent = agent
+        self._unsubscribe = agent.subscribe(self.write)
+        if old is not None:
+            await old.close()
+        for w in warnings:
+            self.write({"type": "notification", "level": "warn", "message": w})
+        self.write(
+            {
+                "type": "session_start",
+                "sessionId": agent.session.id,
+                "sessionFile": agent.session.path,
+                "cwd": agent.cwd,
+                "reason": reason,
+            }
+        )
+
+    # --- commands -----------------------------------------------------------------------
+
+    async def handle(self, raw: Any) -> None:
+        if raw is TOO_LARGE:
+            rid = sniff_id(last_too_large_head())
+            err = AmaError("too_large", f"line longer than {MAX_LINE_BYTES} bytes; it was skipped")
+            self.respond(None, rid, error=err)
+            return
+        try:
+            msg = json.loads(raw)
+        except (ValueError, UnicodeDecodeError) as e:
+            self.respond(None, sniff_id(raw), error=AmaError("parse_error", f"not valid JSON: {e}"))
+            return
+        if not isinstance(msg, dict):
+            kind = type(msg).__name__
+            self.respond(None, None, error=AmaError("parse_error", f"expected a JSON object per line, got {kind}"))
+            return
+        rid = msg.get("id")
+        name = msg.get("type")
+        if not isinstance(name, str):
+            self.respond(None, rid, error=AmaError("invalid_arguments", "missing command 'type'"))
+            return
+        if name not in cmds.HANDLERS:
+            self.respond(name, rid, error=AmaError("unknown_command", f"unknown command {name!r}"))
+            return
+        self.current_id = rid
+        try:
+            params = cmds.check_params(name, msg)
+            data = await cmds.HANDLERS[name](self, params)
+        except AmaError as err:
+            self.respond(name, rid, error=err)
+            return
+        except Exception as exc:  # a bug must not end the session: report it
+            self.respond(name, rid, error=AmaError("internal_error", f"{type(exc).__name__}: {exc}"))
+            return
+        if data is not cmds.RESPONDED:
+            self.respond(name, rid, data)
+
+    async def serve(self) -> int:
+        from ama import __version__
+
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=MAX_LINE_BYTES + 1)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+        self.write(
+            {
+                "type": "hello",
+                "protocolVersion": PROTOCOL_VERSION,
+                "agent": "ama",
+                "version": __version__,
+                "capabilities": CAPABILITIES,
+            }
+        )
+        try:
+            await self.switch(self._initial_session(), reason="startup")
+        except AmaError as err:
+            self.write({"type": "notification", "level": "error", "message": err.message})
+            return 1
+        async for raw in read_lines(reader):
+            await self.handle(raw)
+        # stdin closed: deny pending and future asks, let the running prompt finish
+        self.broker.close()
+        while self._runs or self.agent.busy:
+            await self.agent.wait_idle()
+            await asyncio.sleep(0)
+        await self.agent.close()
+        return 0
+
+    def _initial_session(self) -> str:
+        from ama.cli.agent import _session_choice
+
+        choice = _session_choice(self.args)
+        if choice == "":
+            raise AmaError("invalid_arguments", "--resume needs a session id in RPC mode")
+        return choice
+
+
+def rpc_main(args: argparse.Namespace) -> int:
+    if args.print:
+        raise AmaError("invalid_arguments", "--mode rpc cannot be combined with -p")
+    if args.prompt:
+        raise AmaError("invalid_arguments", "--mode rpc takes commands on stdin, not a PROMPT argument")
+    os.environ.setdefault("AMA_RPC", "1")
+    return asyncio.run(RpcServer(args).serve())
