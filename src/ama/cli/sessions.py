@@ -323,10 +323,15 @@ def sessions_restore(args: argparse.Namespace) -> int:
 
 
 def sessions_prune(args: argparse.Namespace) -> int:
+    from ama.checkpoints import collect_garbage
+    from ama.config.paths import data_dir
     from ama.session.trash import prune_trash
 
     age = parse_duration(args.older_than, option="--older-than")
-    res = prune_trash(sessions_dir(args), older_than_s=age, dry_run=args.dry_run)
+    root = sessions_dir(args)
+    res = prune_trash(root, older_than_s=age, dry_run=args.dry_run)
+    # then the file-history backups no session file (trash included) refers to any more
+    res["fileHistory"] = collect_garbage(data_dir(), [root], dry_run=args.dry_run)
     if args.json:
         print_json(res)
         return 0
@@ -334,4 +339,6 @@ def sessions_prune(args: argparse.Namespace) -> int:
     for p in res["removed"]:
         print(f"{verb} {p}")
     print(f"{verb} {len(res['removed'])} trashed session(s), {res['bytes']} bytes; {res['kept']} newer kept")
+    fh = res["fileHistory"]
+    print(f"{verb} {fh['removed']} unreferenced backup blob(s), {fh['bytes']} bytes; {fh['kept']} kept")
     return 0

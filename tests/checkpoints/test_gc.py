@@ -1,0 +1,112 @@
+"""Backup clean-up (``ama sessions prune``) and the usage numbers for ``ama doctor``."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from ama.checkpoints import BlobStore, CheckpointTracker, collect_garbage, register_sessions_dir, usage
+from ama.session.store import Session
+from ama.session.trash import trash_session
+from tests.checkpoints.helpers import ama_write, put, turn
+from tests.conftest import ROOT, run_env
+
+OLD = 3 * 86400  # seconds back
+
+
+def age(path: str, seconds: float = OLD) -> None:
+    t = os.stat(path).st_mtime - seconds
+    os.utime(path, (t, t))
+
+
+def session_with_blob(ws, sessions_dir, data_dir, content: str) -> tuple[Session, str]:
+    s = Session.create(str(ws), sessions_dir)
+    t = CheckpointTracker(session=s, cwd=str(ws), data_dir=str(data_dir))
+    put(ws / "f.txt", content)
+    uid = turn(s, t)
+    ama_write(t, ws / "f.txt", "changed\n")
+    blob = t.checkpoints()[uid].files["f.txt"].blob
+    s.close()
+    os.unlink(ws / "f.txt")
+    return s, blob
+
+
+def test_unreferenced_old_blobs_go_referenced_and_young_ones_stay(ws, ama_home, sessions_dir, tmp_path):
+    store = BlobStore(ama_home)
+    live, live_blob = session_with_blob(ws, sessions_dir, ama_home, "live\n")
+    trashed, trashed_blob = session_with_blob(ws, sessions_dir, ama_home, "trashed\n")
+    trash_session(str(sessions_dir), trashed.id)
+    other_dir = tmp_path / "other-sessions"
+    _other, other_blob = session_with_blob(ws, other_dir, ama_home, "other\n")  # registers other_dir
+    orphan_old = store.put(b"nobody names me")
+    orphan_young = store.put(b"nobody names me either, but I am new")
+    for sha in (live_blob, trashed_blob, other_blob, orphan_old):
+        age(store.path(sha))
+    leftover = store.path(orphan_old) + ".tmp-99999-0"
+    put(leftover, "half written")
+    age(leftover)
+
+    dry = collect_garbage(ama_home, [str(sessions_dir)], dry_run=True)
+    assert (dry["removed"], dry["kept"], dry["dryRun"]) == (1, 4, True)
+    assert dry["bytes"] == len(b"nobody names me") + len(b"half written")
+    assert os.path.exists(store.path(orphan_old))
+
+    res = collect_garbage(ama_home, [str(sessions_dir)])
+    assert res["referenced"] == 3 and res["sessions"] == 3
+    assert (res["removed"], res["kept"]) == (1, 4)
+    assert not os.path.exists(store.path(orphan_old)) and not os.path.exists(leftover)
+    for sha in (live_blob, trashed_blob, other_blob, orphan_young):
+        assert store.get(sha) is not None
+    assert live.id  # kept its blob
+
+
+def test_registered_dirs_that_vanished_are_dropped(ama_home, tmp_path):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    register_sessions_dir(ama_home, gone)
+    register_sessions_dir(ama_home, gone)
+    register_sessions_dir(ama_home, ama_home / "sessions")  # the default is never listed
+    with open(ama_home / "file-history" / "roots.json") as f:
+        assert json.load(f)["sessionsDirs"] == [str(gone)]
+    gone.rmdir()
+    assert collect_garbage(ama_home, [])["missingDirs"] == [str(gone)]
+    with open(ama_home / "file-history" / "roots.json") as f:
+        assert json.load(f)["sessionsDirs"] == []
+
+
+def test_usage_counts_blobs_and_shadow_repos(ama_home):
+    assert usage(ama_home) == {
+        "blobs": 0,
+        "blobBytes": 0,
+        "shadowRepos": 0,
+        "shadowBytes": 0,
+        "path": str(ama_home / "file-history"),
+    }
+    store = BlobStore(ama_home)
+    store.put(b"12345")
+    store.put(b"678")
+    repo = ama_home / "file-history" / "shadow" / "0123456789abcdef"
+    repo.mkdir(parents=True)
+    (repo / "HEAD").write_text("ref: refs/heads/main\n")
+    u = usage(ama_home)
+    assert (u["blobs"], u["blobBytes"], u["shadowRepos"], u["shadowBytes"]) == (2, 8, 1, 21)
+
+
+def test_sessions_prune_collects_blobs(ws, ama_home, sessions_dir):
+    store = BlobStore(ama_home)
+    _s, kept = session_with_blob(ws, sessions_dir, ama_home, "kept\n")
+    orphan = store.put(b"orphan")
+    age(store.path(orphan))
+    age(store.path(kept))
+    cmd = [sys.executable, "-m", "ama", "sessions", "prune"]
+    out = subprocess.run([*cmd, "--dry-run", "--json"], capture_output=True, text=True, env=run_env(), cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    fh = json.loads(out.stdout)["fileHistory"]
+    assert (fh["removed"], fh["bytes"], fh["dryRun"]) == (1, 6, True)
+    assert store.get(orphan) is not None
+    out = subprocess.run(cmd, capture_output=True, text=True, env=run_env(), cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert "deleted 1 unreferenced backup blob(s), 6 bytes; 1 kept" in out.stdout
+    assert store.get(orphan) is None and store.get(kept) is not None
