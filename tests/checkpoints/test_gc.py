@@ -101,7 +101,9 @@ def test_sessions_prune_collects_blobs(ws, ama_home, sessions_dir):
     age(store.path(orphan))
     age(store.path(kept))
     cmd = [sys.executable, "-m", "ama", "sessions", "prune"]
-    out = subprocess.run([*cmd, "--dry-run", "--json"], capture_output=True, text=True, env=run_env(), cwd=ROOT)
+    out = subprocess.run(
+        [*cmd, "--dry-run", "--json"], capture_output=True, text=True, env=run_env(), cwd=ROOT
+    )
     assert out.returncode == 0, out.stderr
     fh = json.loads(out.stdout)["fileHistory"]
     assert (fh["removed"], fh["bytes"], fh["dryRun"]) == (1, 6, True)
