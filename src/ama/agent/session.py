@@ -84,6 +84,8 @@ class AgentSession:
         self._approval_lock = asyncio.Lock()
         self._emitter = Emitter()
         self._task: asyncio.Task | None = None
+        self._event_queues: list[asyncio.Queue] = []
+        self.warnings: list[str] = []
         self.session.listeners.append(self._on_entry)
 
     # --- events -----------------------------------------------------------------------
@@ -289,6 +291,49 @@ class AgentSession:
         self._tool_specs = tool_specs(active)
         return self.active_tool_names
 
+    # --- SDK views (the RPC client has the same names) ---------------------------------
+
+    async def events(self) -> Any:
+        """Async iterator over this agent's events until it is closed; subscribe before
+        prompting (``async for ev in agent.events(): ...`` in a separate task)."""
+        queue: asyncio.Queue = asyncio.Queue()
+        unsubscribe = self.subscribe(queue.put_nowait)
+        self._event_queues.append(queue)
+        try:
+            while True:
+                ev = await queue.get()
+                if ev is None:
+                    return
+                yield ev
+        finally:
+            unsubscribe()
+
+    def entries(self, since: str | None = None) -> dict[str, Any]:
+        from ama.agent.views import entries_since
+
+        return entries_since(self.session, since)
+
+    def tree(self) -> dict[str, Any]:
+        from ama.agent.views import tree_nodes
+
+        return tree_nodes(self.session)
+
+    def stats(self) -> dict[str, Any]:
+        from ama.agent.views import session_stats
+
+        return session_stats(self.session)
+
+    def fork(self, entry_id: str | None = None) -> dict[str, Any]:
+        """Copy this session's branch (up to ``entry_id``, default the leaf) into a new
+        session file; returns ``{sessionId, sessionFile}`` (this agent stays on its session)."""
+        from ama.session.fork import fork_session
+
+        if self.session.path is None:
+            raise AmaError("unsupported", "an in-memory session has no file to fork")
+        sessions_dir = os.path.dirname(os.path.dirname(self.session.path))
+        sid, path = fork_session(self.session.path, sessions_dir, expected_id=self.session.id, at=entry_id)
+        return {"sessionId": sid, "sessionFile": path}
+
     async def close(self) -> None:
         """Stop background jobs, release the session file, close HTTP connections."""
         if self.busy:
@@ -302,6 +347,8 @@ class AgentSession:
         from ama.ai import aclose
 
         await aclose()
+        for q in self._event_queues:
+            q.put_nowait(None)
 
 
 def default_output_dir(data_dir: str, session_id: str) -> str:
