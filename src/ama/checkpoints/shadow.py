@@ -6,8 +6,7 @@ objects, index, refs, HEAD, config) is never opened for writing: git runs with
 ``GIT_DIR`` set, so it does not even discover it.
 
 * every git call gets a scrubbed environment: no inherited ``GIT_*``, no system config, a
-  global config of ours that holds only ``safe.directory``, a fixed identity, ``LC_ALL=C``,
-  literal pathspecs;
+  global config of ours that holds only ``safe.directory``, a fixed identity, ``LC_ALL=C``;
 * the repository's own config turns off hooks, fsmonitor, line-ending conversion and
   automatic gc; ``info/attributes`` unsets ``text``/``filter``/``ident``/encodings for every
   path, so the stored blobs are the bytes on disk;
@@ -125,7 +124,6 @@ class ShadowGit:
             GIT_COMMITTER_NAME="ama",
             GIT_COMMITTER_EMAIL="ama@localhost",
             GIT_TERMINAL_PROMPT="0",
-            GIT_LITERAL_PATHSPECS="1",
             GIT_NO_REPLACE_OBJECTS="1",
             LC_ALL="C",
         )
