@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 from ama.checkpoints import BlobStore, CheckpointTracker, collect_garbage, register_sessions_dir, usage
 from ama.session.store import Session
 from ama.session.trash import trash_session
 from tests.checkpoints.helpers import ama_write, put, turn
-from tests.conftest import ROOT, run_env
 
 OLD = 3 * 86400  # seconds back
 
@@ -94,21 +91,23 @@ def test_usage_counts_blobs_and_shadow_repos(ama_home):
     assert (u["blobs"], u["blobBytes"], u["shadowRepos"], u["shadowBytes"]) == (2, 8, 1, 21)
 
 
-def test_sessions_prune_collects_blobs(ws, ama_home, sessions_dir):
+def prune(*argv: str, capsys) -> str:
+    from ama.cli.sessions import build_parser
+
+    args = build_parser("ama sessions").parse_args(["prune", *argv])
+    assert args.func(args) == 0
+    return capsys.readouterr().out
+
+
+def test_sessions_prune_collects_blobs(ws, ama_home, sessions_dir, capsys):
     store = BlobStore(ama_home)
     _s, kept = session_with_blob(ws, sessions_dir, ama_home, "kept\n")
     orphan = store.put(b"orphan")
     age(store.path(orphan))
     age(store.path(kept))
-    cmd = [sys.executable, "-m", "ama", "sessions", "prune"]
-    out = subprocess.run(
-        [*cmd, "--dry-run", "--json"], capture_output=True, text=True, env=run_env(), cwd=ROOT
-    )
-    assert out.returncode == 0, out.stderr
-    fh = json.loads(out.stdout)["fileHistory"]
+    fh = json.loads(prune("--dry-run", "--json", capsys=capsys))["fileHistory"]
     assert (fh["removed"], fh["bytes"], fh["dryRun"]) == (1, 6, True)
     assert store.get(orphan) is not None
-    out = subprocess.run(cmd, capture_output=True, text=True, env=run_env(), cwd=ROOT)
-    assert out.returncode == 0, out.stderr
-    assert "deleted 1 unreferenced backup blob(s), 6 bytes; 1 kept" in out.stdout
+    out = prune(capsys=capsys)
+    assert "deleted 1 unreferenced backup blob(s), 6 bytes; 1 kept" in out
     assert store.get(orphan) is None and store.get(kept) is not None

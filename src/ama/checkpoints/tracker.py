@@ -326,7 +326,9 @@ class CheckpointTracker:
             self._downgrade(f"a snapshot failed: {e}")
             return None
         took = time.monotonic() - t0
-        if took > self.shadow_max_seconds:
+        # the snapshot that first builds this process's index hashes every file once; the
+        # guard is about what every turn costs, so that one is not held against it
+        if took > self.shadow_max_seconds and not sh.cold:
             self._downgrade(f"a snapshot took {took:.1f} s, more than {self.shadow_max_seconds:g} s")
         return commit
 
