@@ -17,6 +17,9 @@ from collections.abc import Callable, Sequence
 COMMANDS: dict[str, tuple[str, str]] = {
     "sessions": ("ama.cli.sessions", "list, show, fork, archive, rename, delete and restore sessions"),
     "sandbox": ("ama.cli.sandbox", "show the OS sandbox and run commands under the bash tool's policy"),
+    "stats": ("ama.cli.stats", "requests, turns, tokens, cache hit rate, cost, errors and tools of your sessions"),
+    "runs": ("ama.cli.runs", "list agent runs and show a run's status"),
+    "doctor": ("ama.cli.doctor", "check ama's setup; --reindex rebuilds the session index"),
     "config": ("ama.cli.config", "list, get, set and unset configuration keys"),
 }
 

@@ -1,4 +1,5 @@
-"""``ama sessions``: list, show, fork, archive, unarchive, rename, rm, restore, prune."""
+"""``ama sessions``: list, show, search, export, fork, archive, unarchive, rename, rm,
+restore, prune."""
 
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=50, metavar="N", help="page size (default 50)")
     p.add_argument("--cursor", metavar="C", help="continue a listing from the cursor a previous page printed")
     p.add_argument("--json", action="store_true", help="print one JSON object {sessions, nextCursor, damaged}")
+    p.add_argument("--no-cache", action="store_true", help="scan the session files instead of using the session index")
 
     p = cmd("show", sessions_show, "show a session: header, lineage, branch, counts, numbered user messages")
     p.add_argument("id", help="session id, unique id prefix (4+ chars), or path to a session file")
@@ -42,6 +44,12 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument(
         "--context", action="store_true", help="print the projected model context of the current branch (with --json)"
     )
+
+    from ama.cli import export as export_cmd
+    from ama.cli import search as search_cmd
+
+    search_cmd.add_parser(sub, add_session_dir)
+    export_cmd.add_parser(sub, add_session_dir)
 
     p = cmd(
         "fork",
@@ -86,11 +94,35 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
 # --- list -------------------------------------------------------------------------------
 
 
-def sessions_list(args: argparse.Namespace) -> int:
-    from ama.session.catalog import list_page, scan
+def _summaries(root: str, no_cache: bool) -> list:
+    """The catalog from the session index (refreshed), or by scanning the files: the same."""
+    if not no_cache:
+        from ama.index.access import note, open_current
+        from ama.index.db import IndexUnavailable
 
-    root = sessions_dir(args)
-    summaries = scan(root)
+        try:
+            db, info = open_current(root)
+        except IndexUnavailable as err:
+            note(err)
+        else:
+            try:
+                from ama.index.listing import summaries
+
+                return summaries(db, info, root)
+            except IndexUnavailable as err:
+                note(err)
+            finally:
+                db.close()
+    from ama.session.catalog import scan
+
+    return scan(root)
+
+
+def sessions_list(args: argparse.Namespace) -> int:
+    from ama.session.catalog import list_page
+
+    root = os.path.abspath(sessions_dir(args))
+    summaries = _summaries(root, args.no_cache)
     page = list_page(
         summaries,
         cwd=None if args.all else os.getcwd(),

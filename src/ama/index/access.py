@@ -1,0 +1,45 @@
+"""Open the index for a reader: connect, refresh the root, or say why it cannot be used.
+
+Readers call :func:`open_current` and fall back to scanning the files on
+:class:`~ama.index.db.IndexUnavailable` (missing and not creatable, locked beyond the busy
+timeout, damaged, written by a newer ama).  :func:`fallback_note` is the one line a
+command prints to stderr when the index was damaged rather than merely busy.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import sys
+
+from ama.index.db import IndexUnavailable, connect
+from ama.index.indexer import RefreshInfo, refresh
+
+
+def open_current(root: str, *, progress: bool | None = None) -> tuple[sqlite3.Connection, RefreshInfo]:
+    """A connection whose rows for ``root`` match the files now; the caller closes it.
+
+    ``progress``: show a progress bar while (re)building; default: when stderr is a terminal."""
+    if progress is None:
+        progress = sys.stderr.isatty()
+    db = connect()
+    try:
+        info = refresh(db, os.path.abspath(root), progress=progress)
+    except BaseException:
+        db.close()
+        raise
+    return db, info
+
+
+def fallback_note(err: IndexUnavailable) -> str | None:
+    """A warning for stderr, or None when the index was only busy (another process is
+    writing it) and scanning is the expected behaviour."""
+    if "locked" in err.message or "busy" in err.message:
+        return None
+    return f"ama: warning: {err.message}; scanning the session files instead"
+
+
+def note(err: IndexUnavailable) -> None:
+    msg = fallback_note(err)
+    if msg:
+        print(msg, file=sys.stderr)

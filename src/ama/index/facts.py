@@ -1,0 +1,389 @@
+"""The stats facts of session lines (docs/stats.md, "Definitions").
+
+:func:`handle` reads one line and adds to a :class:`Facts` (sums per local day and
+endpoint): requests by kind, tokens, cost, errors, retries, turns, tool calls, and one
+latency row per ``ama.request`` record.  It keeps the little it needs across lines in a
+:class:`StatsState` (latest ``model_change``, latest endpoint, the open turn), which the
+index stores with the file so that an appended file continues where it stopped.
+
+Lines that cannot matter are skipped without parsing: :data:`RELEVANT` matches the start
+of every line that is *not* positively known to be irrelevant from its first bytes
+(``{"type":"label"``, a ``toolResult`` message, a ``custom`` entry of another
+``customType``...).  ama and pi write ``type`` first and then ``id``, ``parentId``,
+``timestamp``; a line in any other shape is simply parsed.  The scan uses the pattern to
+find lines in a whole file, the index to test each line: both hand the same lines to
+:func:`handle`.
+
+Cost is summed in integer units of 1e-10 USD so that sums do not depend on the order of
+additions (the index adds per appended chunk, a scan per file).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import msgspec
+
+from ama.index.rows import (
+    COST_SCALE,
+    R_CACHE_READ,
+    R_CACHE_WRITE,
+    R_COST,
+    R_ERRORS,
+    R_INPUT,
+    R_OUTPUT,
+    R_PRICED,
+    R_REQUESTS,
+    R_RETRIES,
+)
+from ama.index.timeutil import Days, ts_ms
+
+_ID = rb'"id":"[^"\\\n]*","parentId":(?:null|"[^"\\\n]*"),"timestamp":"[^"\\\n]*",'
+#: matches the newline before every line that may matter for stats
+RELEVANT = re.compile(
+    rb'\n(?!\{"type":"(?:'
+    rb'message",' + _ID + rb'"message":\{"role":"(?:toolResult|bashExecution|system|custom)"'
+    rb'|label"|session_info"|thinking_level_change"|custom_message"|leaf"'
+    rb'|custom",' + _ID + rb'"customType":"(?!ama\.request")[^"\\\n]*"'
+    rb"))"
+)
+
+
+class _Cost(msgspec.Struct):
+    total: Any = 0
+
+
+class _Usage(msgspec.Struct, rename="camel"):
+    input: Any = 0
+    output: Any = 0
+    cache_read: Any = 0
+    cache_write: Any = 0
+    cost: _Cost | None = None
+
+
+class _Block(msgspec.Struct):
+    type: Any = None
+    name: Any = None
+
+
+class _Msg(msgspec.Struct, rename="camel"):
+    role: Any = None
+    provider: Any = ""
+    model: Any = ""
+    usage: _Usage | None = None
+    stop_reason: Any = None
+    origin: Any = None
+    content: list[_Block] | str | None = None
+
+
+class _Request(msgspec.Struct, rename="camel"):
+    purpose: Any = ""
+    provider: Any = ""
+    model: Any = ""
+    channel: Any = None
+    first_byte_ms: Any = None
+    duration_ms: Any = None
+    http_status: Any = None
+    attempt: Any = None
+
+
+class _SLine(msgspec.Struct, rename="camel"):
+    type: Any = None
+    timestamp: Any = None
+    message: _Msg | None = None
+    kind: Any = None
+    provider: Any = ""
+    model: Any = ""
+    model_id: Any = ""
+    channel: Any = None
+    usage: _Usage | None = None
+    reason: Any = None
+    custom_type: Any = None
+    data: msgspec.Raw = msgspec.Raw()  # empty when absent
+
+
+class _TCost(msgspec.Struct):
+    total: float = 0.0
+
+
+class _TUsage(msgspec.Struct, rename="camel"):
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    cost: _TCost | None = None
+
+
+class _TBlock(msgspec.Struct):
+    type: str | None = None
+    name: str | None = None
+
+
+class _TAssistant(msgspec.Struct, tag_field="role", tag="assistant", rename="camel"):
+    provider: str = ""
+    model: str = ""
+    usage: _TUsage | None = None
+    stop_reason: str | None = None
+    content: list[_TBlock] | None = None
+
+
+class _ALine(msgspec.Struct):
+    """The strictly typed shape of an assistant message line: when it decodes, it gives
+    exactly what the lenient shape would (the fast path of :func:`handle`)."""
+
+    type: str
+    timestamp: str
+    message: _TAssistant
+
+
+class _TUser(msgspec.Struct, tag_field="role", tag="user"):
+    origin: str | None = None
+
+
+class _ULine(msgspec.Struct):
+    type: str
+    timestamp: str
+    message: _TUser
+
+
+_sline = msgspec.json.Decoder(_SLine)
+_aline = msgspec.json.Decoder(_ALine)
+_uline = msgspec.json.Decoder(_ULine)
+_request = msgspec.json.Decoder(_Request)
+_ASSISTANT = b'"message":{"role":"assistant"'
+_USER = b'"message":{"role":"user"'
+
+
+class StatsState(msgspec.Struct):
+    mc: list[str] | None = None  # latest model_change: [provider, model, channel]
+    ep: list[str] | None = None  # endpoint of the latest request: [provider, model, channel]
+    # the open turn: [day, user_ms, timestamp of its last reply, provider, model, channel, replies]
+    turn: list[Any] | None = None
+
+
+class Facts:
+    __slots__ = ("req", "turns", "tools", "latency")
+
+    def __init__(self) -> None:
+        self.req: dict[tuple, list[int]] = {}  # (day, kind, p, m, c) -> 9 sums (rows.R_*)
+        self.turns: dict[tuple, list[int]] = {}  # (day, p, m, c) -> [turns, duration_ms]
+        self.tools: dict[tuple, int] = {}  # (day, name) -> calls
+        self.latency: list[tuple] = []  # (day, p, m, c, purpose, ttfb, dur, status, attempt)
+
+    def __bool__(self) -> bool:
+        return bool(self.req or self.turns or self.tools or self.latency)
+
+
+def _int(x: Any) -> int:
+    if isinstance(x, bool):
+        return 0
+    if isinstance(x, int):
+        return x
+    if isinstance(x, float) and x == x and abs(x) < 1e18:
+        return int(x)
+    return 0
+
+
+def _num(x: Any) -> float | None:
+    if isinstance(x, bool) or not isinstance(x, int | float) or x != x:
+        return None
+    return float(x)
+
+
+def _s(x: Any) -> str:
+    return x if isinstance(x, str) else ""
+
+
+def _row(f: Facts, key: tuple) -> list[int]:
+    r = f.req.get(key)
+    if r is None:
+        r = f.req[key] = [0] * 9
+    return r
+
+
+def _add_usage(r: list[int], u: Any) -> None:
+    r[R_REQUESTS] += 1
+    if u is None:
+        return
+    r[R_INPUT] += _int(u.input)
+    r[R_OUTPUT] += _int(u.output)
+    r[R_CACHE_READ] += _int(u.cache_read)
+    r[R_CACHE_WRITE] += _int(u.cache_write)
+    if u.cost is not None:
+        total = _num(u.cost.total)
+        if total is not None:
+            r[R_COST] += round(total * COST_SCALE)
+            r[R_PRICED] += 1
+
+
+def _channel(st: StatsState, provider: str, model: str) -> str:
+    mc = st.mc
+    return mc[2] if mc is not None and mc[0] == provider and mc[1] == model else ""
+
+
+def close_turn(st: StatsState, f: Facts) -> None:
+    t = st.turn
+    if t is not None and t[6]:
+        key = (t[0], t[3], t[4], t[5])
+        r = f.turns.get(key)
+        if r is None:
+            r = f.turns[key] = [0, 0]
+        r[0] += 1
+        r[1] += max(0, ts_ms(t[2]) - t[1])
+    st.turn = None
+
+
+def open_turn(st: StatsState) -> tuple | None:
+    """The open turn as a turn fact ``(day, p, m, c, duration_ms)``, if it has a reply."""
+    t = st.turn
+    if t is None or not t[6]:
+        return None
+    return (t[0], t[3], t[4], t[5], max(0, ts_ms(t[2]) - t[1]))
+
+
+def _assistant(ts: Any, m: Any, st: StatsState, f: Facts, days: Days) -> None:
+    day = days.of_ts(ts)
+    p, mo = _s(m.provider), _s(m.model)
+    c = _channel(st, p, mo)
+    r = _row(f, (day, "conversation", p, mo, c))
+    _add_usage(r, m.usage)
+    if m.stop_reason == "error":
+        r[R_ERRORS] += 1
+    st.ep = [p, mo, c]
+    if isinstance(m.content, list):
+        tools = f.tools
+        for b in m.content:
+            if b.type == "toolCall" and isinstance(b.name, str):
+                key = (day, b.name)
+                tools[key] = tools.get(key, 0) + 1
+    turn = st.turn
+    if turn is not None:
+        turn[2] = ts
+        turn[3], turn[4], turn[5] = p, mo, c
+        turn[6] += 1
+
+
+def _assistant_typed(ts: str, m: _TAssistant, st: StatsState, f: Facts, days: Days) -> None:
+    """:func:`_assistant` for a strictly typed line (same result, less work)."""
+    day = days.of_ts(ts)
+    p, mo = m.provider, m.model
+    mc = st.mc
+    c = mc[2] if mc is not None and mc[0] == p and mc[1] == mo else ""
+    key = (day, "conversation", p, mo, c)
+    r = f.req.get(key)
+    if r is None:
+        r = f.req[key] = [0] * 9
+    r[R_REQUESTS] += 1
+    u = m.usage
+    if u is not None:
+        r[R_INPUT] += u.input
+        r[R_OUTPUT] += u.output
+        r[R_CACHE_READ] += u.cache_read
+        r[R_CACHE_WRITE] += u.cache_write
+        if u.cost is not None:
+            r[R_COST] += round(u.cost.total * COST_SCALE)
+            r[R_PRICED] += 1
+    if m.stop_reason == "error":
+        r[R_ERRORS] += 1
+    ep = st.ep
+    if ep is None or ep[0] != p or ep[1] != mo or ep[2] != c:
+        st.ep = [p, mo, c]
+    if m.content:
+        tools = f.tools
+        for b in m.content:
+            if b.type == "toolCall" and b.name is not None:
+                k = (day, b.name)
+                tools[k] = tools.get(k, 0) + 1
+    turn = st.turn
+    if turn is not None:
+        turn[2] = ts
+        turn[3], turn[4], turn[5] = p, mo, c
+        turn[6] += 1
+
+
+def _user(ts: Any, st: StatsState, f: Facts, days: Days) -> None:
+    close_turn(st, f)
+    ms = ts_ms(ts)
+    st.turn = [days(ms) if ms else "", ms, None, "", "", "", 0]
+
+
+def handle(line: bytes, st: StatsState, f: Facts, days: Days) -> None:
+    if line.find(_ASSISTANT, 0, 300) > 0:
+        try:
+            a = _aline.decode(line)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            pass
+        else:
+            if a.type == "message":
+                _assistant_typed(a.timestamp, a.message, st, f, days)
+                return
+    elif line.find(_USER, 0, 300) > 0:
+        try:
+            u = _uline.decode(line)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            pass
+        else:
+            if u.type == "message":
+                if u.message.origin != "steer":
+                    _user(u.timestamp, st, f, days)
+                return
+    try:
+        e = _sline.decode(line)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return
+    t = e.type
+    if t == "message":
+        m = e.message
+        if m is None:
+            return
+        if m.role == "assistant":
+            _assistant(e.timestamp, m, st, f, days)
+        elif m.role == "user" and m.origin != "steer":
+            _user(e.timestamp, st, f, days)
+    elif t == "usage":
+        p, mo = _s(e.provider), _s(e.model)
+        kind = _s(e.kind) or "usage"
+        _add_usage(_row(f, (days.of_ts(e.timestamp), kind, p, mo, _channel(st, p, mo))), e.usage)
+    elif t in ("compaction", "branch_summary"):
+        if e.usage is not None:
+            ep = st.ep or ["", "", ""]
+            _add_usage(_row(f, (days.of_ts(e.timestamp), t, ep[0], ep[1], ep[2])), e.usage)
+    elif t == "context_edit":
+        if e.reason == "retry":
+            ep = st.ep or ["", "", ""]
+            _row(f, (days.of_ts(e.timestamp), "conversation", ep[0], ep[1], ep[2]))[R_RETRIES] += 1
+    elif t == "model_change":
+        st.mc = [_s(e.provider), _s(e.model_id), _s(e.channel)]
+    elif t == "custom" and e.custom_type == "ama.request" and len(e.data):
+        try:
+            d = _request.decode(e.data)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return
+        status = (
+            d.http_status if isinstance(d.http_status, int) and not isinstance(d.http_status, bool) else None
+        )
+        attempt = d.attempt if isinstance(d.attempt, int) and not isinstance(d.attempt, bool) else None
+        f.latency.append(
+            (
+                days.of_ts(e.timestamp),
+                _s(d.provider),
+                _s(d.model),
+                _s(d.channel),
+                _s(d.purpose),
+                _num(d.first_byte_ms),
+                _num(d.duration_ms),
+                status,
+                attempt,
+            )
+        )
+
+
+def scan_facts(data: bytes | Any, start: int, end: int, st: StatsState, f: Facts, days: Days) -> None:
+    """Handle every relevant line whose start is in ``(start, end]`` (``data[start - 1]`` is
+    the newline ending the previous line): the scan's way through a file."""
+    find = data.find
+    for m in RELEVANT.finditer(data, start - 1, end):
+        s = m.start() + 1
+        e = find(b"\n", s, end)
+        handle(data[s : end if e < 0 else e], st, f, days)

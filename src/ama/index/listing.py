@@ -1,0 +1,38 @@
+"""``ama sessions list`` from the index: the stored catalog summaries, in the order the
+catalog's own scan would produce them, so that lineage and paging give the same page."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from ama.index.db import IndexUnavailable
+from ama.index.indexer import RefreshInfo, refresh
+from ama.session.catalog import apply_lineage
+from ama.session.summary import SessionSummary
+
+
+def _load(db: sqlite3.Connection, info: RefreshInfo) -> list[SessionSummary]:
+    stored = {
+        path: summary
+        for path, summary in db.execute(
+            "SELECT f.path, d.summary FROM files f JOIN file_data d ON d.file_id = f.id WHERE f.root_id = ?",
+            (info.root_id,),
+        )
+    }
+    return [SessionSummary(**json.loads(stored[p])) for p in info.paths if p in stored]
+
+
+def summaries(db: sqlite3.Connection, info: RefreshInfo, root: str) -> list[SessionSummary]:
+    """Every session file's summary with lineage applied (what ``catalog.scan`` returns)."""
+    try:
+        out = _load(db, info)
+    except (TypeError, ValueError, KeyError):
+        # summaries stored by an ama whose SessionSummary had other fields: read again
+        info = refresh(db, root, force=True)
+        try:
+            out = _load(db, info)
+        except (TypeError, ValueError, KeyError) as e:
+            raise IndexUnavailable(f"the index holds unreadable catalog rows ({e})") from None
+    apply_lineage(out)
+    return out

@@ -1,0 +1,374 @@
+"""``ama stats``: gather per-file facts (from the index or by scanning) and aggregate them.
+
+Both paths produce the same :class:`FileFacts` rows (the index stores exactly what the
+scan computes, per file and local day) and :func:`aggregate` turns them into the report;
+only the ``files`` counts (read / answered from the index / invalid) differ between them.
+Definitions are in docs/stats.md.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import sqlite3
+from collections import Counter
+from typing import Any
+
+from ama.index.rows import (
+    COST_SCALE,
+    R_CACHE_READ,
+    R_CACHE_WRITE,
+    R_COST,
+    R_ERRORS,
+    R_INPUT,
+    R_OUTPUT,
+    R_PRICED,
+    R_REQUESTS,
+    R_RETRIES,
+)
+from ama.index.timeutil import month_of, week_of
+
+GROUPS = ("day", "week", "month", "provider", "channel", "model", "project")
+_TIME_GROUPS = ("day", "week", "month")
+
+
+class StatsQuery:
+    def __init__(
+        self,
+        since: str | None = None,
+        until: str | None = None,
+        by: str | None = None,
+        project: str | None = None,
+        top: int = 5,
+    ) -> None:
+        self.since = since  # local day YYYY-MM-DD, inclusive
+        self.until = until
+        self.by = by
+        self.project = project  # a cwd; None = every project
+        self.top = top
+
+
+class Gathered:
+    """Flat fact rows of the files in scope, each led by a file key (its path in a scan,
+    its row id in the index: only distinctness matters) and the file's workspace:
+
+    * ``req``: ``(file, cwd, day, kind, provider, model, channel, 9 sums)``
+    * ``turns``: ``(file, cwd, day, provider, model, channel, turns, duration_ms)``
+    * ``latency``: ``(file, cwd, day, provider, model, channel, purpose, ttfb, duration,
+      status, attempt)``
+    * ``tools``: calls per tool name within the range, summed over the files (every tool
+      call sits in a request of the same file and day, so it adds nothing per file)."""
+
+    def __init__(self) -> None:
+        self.req: list[tuple] = []
+        self.turns: list[tuple] = []
+        self.latency: list[tuple] = []
+        self.tools: Counter[str] = Counter()
+        self.counts = FileCounts()
+
+
+class FileCounts:
+    def __init__(self, scanned: int = 0, cached: int = 0, invalid: int = 0) -> None:
+        self.scanned = scanned
+        self.cached = cached
+        self.invalid = invalid
+
+    def to_json(self) -> dict:
+        return {"scanned": self.scanned, "cached": self.cached, "invalid": self.invalid}
+
+
+# --- gathering --------------------------------------------------------------------------
+
+
+def _in_range(q: StatsQuery, day: str) -> bool:
+    return (q.since is None or day >= q.since) and (q.until is None or day <= q.until)
+
+
+def scan(root: str, q: StatsQuery) -> Gathered:
+    """Facts by reading every session file (``--no-cache`` or no usable index)."""
+    from ama.index.extract import FileState, start
+    from ama.index.facts import Facts, open_turn, scan_facts
+    from ama.index.timeutil import Days
+    from ama.session.layout import iter_session_files
+
+    days = Days()
+    g = Gathered()
+    counts = g.counts
+    for path in iter_session_files(os.path.abspath(root)):
+        try:
+            with open(path, "rb") as f:
+                size = os.fstat(f.fileno()).st_size
+                data: Any = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+        except (OSError, ValueError):
+            continue
+        try:
+            counts.scanned += 1
+            state, pos = start(data)
+            if not isinstance(state, FileState):
+                if state is None:
+                    counts.invalid += 1
+                continue
+            cwd = state.cwd
+            if q.project is not None and cwd != q.project:
+                continue
+            fx = Facts()
+            scan_facts(data, pos, len(data), state.stats, fx, days)
+            g.req.extend((path, cwd, *k, *v) for k, v in fx.req.items())
+            g.turns.extend((path, cwd, *k, *v) for k, v in fx.turns.items())
+            turn = open_turn(state.stats)
+            if turn is not None:
+                g.turns.append((path, cwd, *turn[:4], 1, turn[4]))
+            g.latency.extend((path, cwd, *r) for r in fx.latency)
+            for (day, name), calls in fx.tools.items():
+                if _in_range(q, day):
+                    g.tools[name] += calls
+        finally:
+            if isinstance(data, mmap.mmap):
+                data.close()
+    return g
+
+
+_REQ_COLS = (
+    "s.day, s.kind, s.provider, s.model, s.channel, s.requests, s.input, s.output, s.cache_read,"
+    " s.cache_write, s.cost_units, s.priced, s.errors, s.retries"
+)
+_TURN_COLS = "s.day, s.provider, s.model, s.channel, s.turns, s.duration_ms"
+_LAT_COLS = (
+    "s.day, s.provider, s.model, s.channel, s.purpose, s.ttfb_ms, s.duration_ms, s.http_status, s.attempt"
+)
+
+
+def from_index(db: sqlite3.Connection, root_id: int, q: StatsQuery) -> Gathered:
+    """Facts from the index rows of one root (already refreshed)."""
+    where = "f.root_id = ? AND f.valid = 1"
+    args: list[Any] = [root_id]
+    if q.project is not None:
+        where += " AND f.cwd = ?"
+        args.append(q.project)
+    day_where, day_args = "", []
+    for op, v in ((">=", q.since), ("<=", q.until)):
+        if v:
+            day_where += f" AND s.day {op} ?"
+            day_args.append(v)
+    a = args + day_args
+    g = Gathered()
+    join = f"JOIN files f ON f.id = s.file_id WHERE {where}{day_where}"
+    g.req = db.execute(f"SELECT s.file_id, f.cwd, {_REQ_COLS} FROM stat_requests s {join}", a).fetchall()
+    g.turns = db.execute(f"SELECT s.file_id, f.cwd, {_TURN_COLS} FROM stat_turns s {join}", a).fetchall()
+    g.turns += db.execute(
+        "SELECT f.id, f.cwd, f.ot_day, f.ot_provider, f.ot_model, f.ot_channel, 1, f.ot_ms FROM files f"
+        f" WHERE {where} AND f.ot_day IS NOT NULL",
+        args,
+    ).fetchall()
+    g.latency = db.execute(f"SELECT s.file_id, f.cwd, {_LAT_COLS} FROM stat_latency s {join}", a).fetchall()
+    for name, calls in db.execute(f"SELECT s.name, sum(s.calls) FROM stat_tools s {join} GROUP BY s.name", a):
+        g.tools[name] = calls
+    (g.counts.invalid,) = db.execute(
+        "SELECT count(*) FROM files WHERE root_id = ? AND valid = 0", (root_id,)
+    ).fetchone()
+    return g
+
+
+# --- aggregating --------------------------------------------------------------------------
+
+
+class _Acc:
+    __slots__ = ("req", "kinds", "turns", "turn_ms", "files", "ep_rows")
+
+    def __init__(self) -> None:
+        self.req = [0] * 9
+        self.kinds: Counter[str] = Counter()
+        self.turns = 0
+        self.turn_ms = 0
+        self.files: set[str] = set()
+        self.ep_rows: dict[tuple, list[int]] = {}  # endpoint -> [input, cache_read, cache_write]
+
+
+def _endpoint(p: str, m: str, c: str) -> str:
+    base = f"{p}/{m}" if p or m else "(unknown)"
+    return f"{base}@{c}" if c else base
+
+
+def _group_key(by: str | None, day: str, p: str, m: str, c: str, cwd: str) -> str | None:
+    if by is None:
+        return None
+    if by == "day":
+        return day or "(no date)"
+    if by == "week":
+        return week_of(day) if day else "(no date)"
+    if by == "month":
+        return month_of(day) if day else "(no date)"
+    if by == "provider":
+        return p or "(unknown)"
+    if by == "channel":
+        return f"{p or '(unknown)'}@{c}" if c else (p or "(unknown)")
+    if by == "model":
+        return _endpoint(p, m, c)
+    return cwd
+
+
+def percentiles(values: list[float]) -> dict | None:
+    """Nearest-rank p50 / p90 / p99 (and count, min, max) of some milliseconds."""
+    if not values:
+        return None
+    v = sorted(values)
+    n = len(v)
+
+    def rank(p: int) -> float:
+        return round(v[max(0, -(-p * n // 100) - 1)], 1)
+
+    return {"count": n, "p50": rank(50), "p90": rank(90), "p99": rank(99), "max": round(v[-1], 1)}
+
+
+def _hit_rate(ep_rows: dict[tuple, list[int]], reporting: set[tuple]) -> float | None:
+    num = den = 0
+    for ep, (inp, cr, cw) in ep_rows.items():
+        if ep in reporting:
+            num += cr
+            den += inp + cr + cw
+    return None if den == 0 else num / den
+
+
+def _acc_json(a: _Acc, reporting: set[tuple]) -> dict:
+    r = a.req
+    return {
+        "sessions": len(a.files),
+        "requests": r[R_REQUESTS],
+        "requestsByKind": dict(sorted(a.kinds.items(), key=lambda kv: (-kv[1], kv[0]))),
+        "turns": a.turns,
+        "turnDurationMs": a.turn_ms,
+        "averageTurnMs": None if not a.turns else round(a.turn_ms / a.turns, 1),
+        "tokens": {
+            "input": r[R_INPUT],
+            "output": r[R_OUTPUT],
+            "cacheRead": r[R_CACHE_READ],
+            "cacheWrite": r[R_CACHE_WRITE],
+        },
+        "cacheHitRate": _hit_rate(a.ep_rows, reporting),
+        "cost": None if not r[R_PRICED] else r[R_COST] / COST_SCALE,
+        "pricedRequests": r[R_PRICED],
+        "unpricedRequests": r[R_REQUESTS] - r[R_PRICED],
+        "errors": r[R_ERRORS],
+        "retries": r[R_RETRIES],
+    }
+
+
+def aggregate(g: Gathered, q: StatsQuery) -> dict:
+    """The report (the ``--json`` object without ``files``/``scope``/``range``)."""
+    lo, hi = q.since, q.until
+    by = q.by
+    total = _Acc()
+    groups: dict[str, _Acc] = {}
+    endpoints: dict[tuple, dict] = {}
+
+    def ep_entry(ep: tuple) -> dict:
+        e = endpoints.get(ep)
+        if e is None:
+            e = endpoints[ep] = {
+                "requests": 0,
+                "cache": [0, 0, 0],
+                "ttfb": [],
+                "dur": [],
+                "status": Counter(),
+            }
+        return e
+
+    def add_req(a: _Acc, fk: Any, kind: str, ep: tuple, vals: tuple) -> None:
+        r = a.req
+        for i in range(9):
+            r[i] += vals[i]
+        if vals[R_REQUESTS]:
+            a.kinds[kind] += vals[R_REQUESTS]
+        a.files.add(fk)
+        er = a.ep_rows.get(ep)
+        if er is None:
+            er = a.ep_rows[ep] = [0, 0, 0]
+        er[0] += vals[R_INPUT]
+        er[1] += vals[R_CACHE_READ]
+        er[2] += vals[R_CACHE_WRITE]
+
+    for row in g.req:
+        fk, cwd, day, kind, p, m, c = row[:7]
+        if (lo is not None and day < lo) or (hi is not None and day > hi):
+            continue
+        vals = row[7:]
+        ep = (p, m, c)
+        add_req(total, fk, kind, ep, vals)
+        if by is not None:
+            key = _group_key(by, day, p, m, c, cwd)
+            acc = groups.get(key)
+            if acc is None:
+                acc = groups[key] = _Acc()
+            add_req(acc, fk, kind, ep, vals)
+        e = ep_entry(ep)
+        e["requests"] += vals[R_REQUESTS]
+        cache = e["cache"]
+        cache[0] += vals[R_INPUT]
+        cache[1] += vals[R_CACHE_READ]
+        cache[2] += vals[R_CACHE_WRITE]
+    for fk, cwd, day, p, m, c, n, ms in g.turns:
+        if (lo is not None and day < lo) or (hi is not None and day > hi):
+            continue
+        total.turns += n
+        total.turn_ms += ms
+        total.files.add(fk)
+        if by is not None:
+            key = _group_key(by, day, p, m, c, cwd)
+            acc = groups.get(key)
+            if acc is None:
+                acc = groups[key] = _Acc()
+            acc.turns += n
+            acc.turn_ms += ms
+            acc.files.add(fk)
+    for _fk, _cwd, day, p, m, c, _purpose, ttfb, dur, status, _attempt in g.latency:
+        if (lo is not None and day < lo) or (hi is not None and day > hi):
+            continue
+        e = ep_entry((p, m, c))
+        if ttfb is not None:
+            e["ttfb"].append(ttfb)
+        if dur is not None:
+            e["dur"].append(dur)
+        if status is not None:
+            e["status"][str(status)] += 1
+    tools = g.tools
+
+    reporting = {ep for ep, e in endpoints.items() if e["cache"][1] + e["cache"][2] > 0}
+    with_requests = [ep for ep, e in endpoints.items() if e["requests"]]
+    report = _acc_json(total, reporting)
+    report["cacheEndpoints"] = {
+        "reporting": len([ep for ep in with_requests if ep in reporting]),
+        "total": len(with_requests),
+    }
+    if q.by is not None:
+        if q.by in _TIME_GROUPS:
+            order = sorted(groups)
+        else:
+            order = sorted(groups, key=lambda k: (-groups[k].req[R_REQUESTS], -groups[k].turns, k))
+        report["by"] = q.by
+        report["groups"] = [{"key": k, **_acc_json(groups[k], reporting)} for k in order]
+    report["tools"] = [
+        {"name": n, "calls": c}
+        for n, c in sorted(tools.items(), key=lambda kv: (-kv[1], kv[0]))[: max(0, q.top)]
+        if c
+    ]
+    report["toolsTotal"] = {"names": len(tools), "calls": sum(tools.values())}
+    eps = []
+    for ep in sorted(endpoints, key=lambda ep: (-endpoints[ep]["requests"], _endpoint(*ep))):
+        e = endpoints[ep]
+        inp, cr, cw = e["cache"]
+        eps.append(
+            {
+                "endpoint": _endpoint(*ep),
+                "provider": ep[0],
+                "model": ep[1],
+                "channel": ep[2] or None,
+                "requests": e["requests"],
+                "reportsCache": ep in reporting,
+                "cacheHitRate": (cr / (inp + cr + cw)) if ep in reporting and inp + cr + cw else None,
+                "ttfbMs": percentiles(e["ttfb"]),
+                "durationMs": percentiles(e["dur"]),
+                "httpStatus": dict(sorted(e["status"].items())),
+            }
+        )
+    report["endpoints"] = eps
+    return report

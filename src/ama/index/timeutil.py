@@ -1,0 +1,153 @@
+"""Timestamps and local calendar days, fast and the same everywhere in the index.
+
+* :func:`ts_ms` turns an entry's ISO timestamp into epoch milliseconds.  The common form
+  ``2026-11-30T17:57:54.123Z`` is parsed with integer slices (no ``datetime``); anything
+  else goes through ``datetime.fromisoformat``.
+* :class:`Days` maps epoch milliseconds to the **local** date ``YYYY-MM-DD``.  Every time
+  zone offset in use is a multiple of 15 minutes, so the date is cached per 15-minute
+  block of UTC.  :func:`tz_key` names the local zone: the index throws away its day buckets
+  when it changes.
+* :func:`parse_day` reads ``--since`` / ``--until`` values: ``today``, ``yesterday``,
+  ``Nd`` / ``Nw`` (the first day of the last N days / weeks, today included), or a local
+  date ``YYYY-MM-DD``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from datetime import UTC, date, datetime, timedelta
+
+from ama.errors import InvalidArguments
+
+_EPOCH_ORD = date(1970, 1, 1).toordinal()
+
+
+def _slow_ms(ts: str) -> int:
+    try:
+        dt = datetime.fromisoformat(ts[:-1] + "+00:00" if ts.endswith("Z") else ts)
+    except ValueError:
+        return 0
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    delta = dt - datetime(1970, 1, 1, tzinfo=UTC)
+    return delta.days * 86_400_000 + delta.seconds * 1000 + delta.microseconds // 1000
+
+
+_minute_ms: dict[str, int] = {}
+
+
+def ts_ms(ts: object) -> int:
+    """Epoch milliseconds of an ISO 8601 timestamp; 0 when it is not one."""
+    if not isinstance(ts, str):
+        return 0
+    n = len(ts)
+    if (n == 24 or n == 20) and ts[-1] == "Z" and (n == 20 or ts[19] == "."):
+        base = _minute_ms.get(ts[:16])
+        try:
+            if base is None:
+                if (
+                    ts[10] != "T"
+                    or ts[13] != ":"
+                    or ts[16] != ":"
+                    or not ts[11:16].replace(":", "").isdigit()
+                ):
+                    return _slow_ms(ts)
+                days = date.fromisoformat(ts[:10]).toordinal() - _EPOCH_ORD
+                base = days * 86_400_000 + int(ts[11:13]) * 3_600_000 + int(ts[14:16]) * 60_000
+                _minute_ms[ts[:16]] = base
+            if ts[16] != ":":
+                return _slow_ms(ts)
+            sec = ts[17:19]
+            if n == 20:
+                return base + int(sec) * 1000 if sec.isdigit() else _slow_ms(ts)
+            frac = ts[20:23]
+            if sec.isdigit() and frac.isdigit():
+                return base + int(sec) * 1000 + int(frac)
+        except ValueError:
+            pass
+    return _slow_ms(ts) if ts else 0
+
+
+def iso_of_ms(ms: int) -> str:
+    """UTC ISO 8601 with milliseconds, the session files' own form."""
+    dt = datetime.fromtimestamp(ms // 1000, UTC)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+
+def tz_key() -> str:
+    """A name for the local time zone rules (TZ, /etc/localtime, offsets)."""
+    try:
+        zone = os.path.realpath("/etc/localtime")
+    except OSError:
+        zone = ""
+    return f"{os.environ.get('TZ', '')}|{zone}|{time.timezone}|{time.altzone}|{'/'.join(time.tzname)}"
+
+
+class Days:
+    """Local dates of epoch milliseconds, cached per 15-minute block."""
+
+    def __init__(self) -> None:
+        self._cache: dict[int, str] = {}
+        self._minutes: dict[str, str] = {}
+
+    def of_ts(self, ts: object) -> str:
+        """The local date of an ISO timestamp ('' when it is not one); cached per minute."""
+        if isinstance(ts, str) and len(ts) == 24 and ts[-1] == "Z":
+            d = self._minutes.get(ts[:16])
+            if d is None:
+                ms = ts_ms(ts)
+                d = self(ms) if ms else ""
+                if ms:
+                    self._minutes[ts[:16]] = d
+            return d
+        ms = ts_ms(ts)
+        return self(ms) if ms else ""
+
+    def __call__(self, ms: int) -> str:
+        block = ms // 900_000
+        d = self._cache.get(block)
+        if d is None:
+            d = time.strftime("%Y-%m-%d", time.localtime(block * 900))
+            self._cache[block] = d
+        return d
+
+
+def today() -> date:
+    return datetime.now().date()
+
+
+_REL = re.compile(r"^(\d+)([dw])$")
+
+
+def parse_day(text: str, *, option: str, now: date | None = None) -> date:
+    """One end of a ``--since`` / ``--until`` range, as a local date."""
+    now = now or today()
+    t = text.strip().lower()
+    if t == "today":
+        return now
+    if t == "yesterday":
+        return now - timedelta(days=1)
+    m = _REL.match(t)
+    if m:
+        n = int(m.group(1)) * (7 if m.group(2) == "w" else 1)
+        if n < 1:
+            raise InvalidArguments(f"{option}: {text!r} must count at least one day")
+        return now - timedelta(days=n - 1)
+    try:
+        return date.fromisoformat(t)
+    except ValueError:
+        raise InvalidArguments(
+            f"{option}: invalid value {text!r} (use today, yesterday, 7d, 4w or a date like 2026-11-30)"
+        ) from None
+
+
+def week_of(day: str) -> str:
+    """ISO week of a ``YYYY-MM-DD`` date: ``2026-W48``."""
+    y, w, _ = date.fromisoformat(day).isocalendar()
+    return f"{y}-W{w:02d}"
+
+
+def month_of(day: str) -> str:
+    return day[:7]
