@@ -296,3 +296,17 @@ def test_rebase_of_ignore_patterns():
     assert rebase(text, ["pkg"]) == ["*.o", "/gen/", "!/keep.txt", "/*/deep", "**/logs", "/**", "*"]
     assert rebase("a/b/c\n!a/*/c\n", ["a", "b"]) == ["/c", "!/c"]
     assert rebase("a/b\n", ["a", "b", "c"]) == ["*"]  # cwd is inside an ignored directory
+
+
+def test_indexes_of_dead_processes_are_removed(session, make_tracker, repo, ama_home):
+    import subprocess
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    repo_dir = shadow_repo_dir(ama_home, str(repo))
+    os.makedirs(repo_dir)
+    stale = os.path.join(repo_dir, f"index-{dead.pid}-0badc0de")
+    put(stale, "stale index")
+    tracker = make_tracker(mode="shadow-git")
+    turn(session, tracker)
+    assert not os.path.exists(stale)

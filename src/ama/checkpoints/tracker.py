@@ -14,6 +14,7 @@ Failures are reported through ``notify`` and never raised into the tool that wri
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import shutil
@@ -165,11 +166,20 @@ class CheckpointTracker:
         if st.st_size > self.max_file_bytes:
             rec["skipped"] = "too_large"
             return rec
-        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC)
+        try:
+            fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC)
+        except (FileNotFoundError, NotADirectoryError):
+            return {"blob": None, "realParentDir": rec["realParentDir"]}  # deleted meanwhile
+        except OSError as e:
+            if e.errno != errno.ELOOP:
+                raise
+            return {"blob": None, "skipped": "not_regular", "realParentDir": rec["realParentDir"]}
         try:
             fst = os.fstat(fd)
-            if not st_mod.S_ISREG(fst.st_mode) or (fst.st_dev, fst.st_ino) != (st.st_dev, st.st_ino):
-                return self._record(path, None)  # replaced meanwhile: look again
+            if not st_mod.S_ISREG(fst.st_mode):
+                return {"blob": None, "skipped": "not_regular", "realParentDir": rec["realParentDir"]}
+            if (fst.st_dev, fst.st_ino, fst.st_mtime_ns) != (st.st_dev, st.st_ino, st.st_mtime_ns):
+                rec.pop("mtimeNs", None)  # replaced meanwhile: what we read is not what we stat'ed
             chunks = []
             size = 0
             while size <= self.max_file_bytes and (chunk := os.read(fd, 1 << 20)):
@@ -229,8 +239,20 @@ class CheckpointTracker:
                 self._failed.clear()
                 latest = self.history.latest
                 files: dict[str, Raw] = {}
+                unreadable = []
                 for key in self.history.tracked:
-                    files[key] = self._record(self._abs(key), latest.get(key))
+                    try:
+                        files[key] = self._record(self._abs(key), latest.get(key))
+                    except OSError as e:  # keep what we knew rather than lose the file
+                        files[key] = latest[key]
+                        unreadable.append(f"{key} ({e.strerror or e})")
+                if unreadable:
+                    self._notify(
+                        "checkpoints: could not read "
+                        + ", ".join(unreadable[:5])
+                        + (f" and {len(unreadable) - 5} more" if len(unreadable) > 5 else "")
+                        + "; their previous records are kept"
+                    )
                 data: Raw = {"v": VERSION, "userEntryId": user_entry_id, "files": files}
                 git = read_git_head(self.cwd)
                 if git is not None:
