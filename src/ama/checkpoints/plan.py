@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import stat as st_mod
 from collections.abc import Callable, Iterable
+from functools import partial
 from typing import Any
 
 from ama.checkpoints.blobs import BlobStore
@@ -28,11 +29,11 @@ def tools_target(cwd: str, key: str, rec: dict[str, Any], blobs: BlobStore, know
         path=key_path(cwd, key),
         exists=sha is not None or bool(skipped),
         sha256=sha,
-        load=(lambda: blobs.get(sha)) if sha else None,  # type: ignore[arg-type]
+        load=partial(blobs.get, sha) if sha else None,
         mode=st_mod.S_IMODE(mode) if isinstance(mode, int) else None,
         real_parent_dir=rpd if isinstance(rpd, str) else None,
         skipped=skipped if isinstance(skipped, str) else None,
-        known=lambda cur, key=key: known(key, cur),
+        known=partial(known, key),
     )
 
 
@@ -108,12 +109,12 @@ def shadow_targets(
                 key=c.path,
                 path=os.path.join(cwd, c.path),
                 exists=exists,
-                load=(lambda oid=oid: contents.get(oid)) if exists else None,
+                load=partial(contents.get, oid) if exists else None,
                 exec_bit=(c.a_mode == "100755") if exists else None,
                 real_parent_dir=os.path.normpath(os.path.join(real_cwd, os.path.dirname(c.path))),
                 skipped="too_large" if too_large else None,
                 max_bytes=max_bytes,
-                known=lambda cur, key=c.path: is_known(key, cur),
+                known=partial(is_known, c.path),
             )
         )
     return targets, skipped, covered
