@@ -46,7 +46,14 @@ def usage(inp: int = 0, out: int = 0, cr: int = 0, cw: int = 0, cost: float | No
 class Builder:
     """Appends entries to a new session file; ``ts`` are ISO strings chosen by the test."""
 
-    def __init__(self, sessions_dir: Path | str, cwd: str = "/p", *, sid: str | None = None, created: str = "2026-03-01T10:00:00.000Z"):
+    def __init__(
+        self,
+        sessions_dir: Path | str,
+        cwd: str = "/p",
+        *,
+        sid: str | None = None,
+        created: str = "2026-03-01T10:00:00.000Z",
+    ):
         self.sid = sid or str(uuid.uuid4())
         self.cwd = cwd
         self.path = new_session_path(os.fspath(sessions_dir), cwd, self.sid, created)
@@ -70,8 +77,14 @@ class Builder:
     def user(self, text: str, ts: str, *, origin: str | None = None, images: int = 0) -> str:
         content: Any = text
         if images:
-            content = [TextContent(text=text)] + [ImageContent(data="iVBORw0KGgo=", mime_type="image/png")] * images
-        msg = UserMessage(content=content, timestamp=0) if origin is None else UserMessage(content=content, origin=origin)
+            content = [TextContent(text=text)] + [
+                ImageContent(data="iVBORw0KGgo=", mime_type="image/png")
+            ] * images
+        msg = (
+            UserMessage(content=content, timestamp=0)
+            if origin is None
+            else UserMessage(content=content, origin=origin)
+        )
         return self._add(MessageEntry, ts, message=msg)
 
     def assistant(
@@ -87,7 +100,9 @@ class Builder:
         error: str | None = None,
     ) -> str:
         content: list = [TextContent(text=text)] if text else []
-        content += [ToolCall(id=f"c{self.n}_{i}", name=name, arguments=args) for i, (name, args) in enumerate(tools)]
+        content += [
+            ToolCall(id=f"c{self.n}_{i}", name=name, arguments=args) for i, (name, args) in enumerate(tools)
+        ]
         msg = AssistantMessage(
             content=content,
             api="anthropic-messages",
@@ -102,7 +117,9 @@ class Builder:
 
     def result(self, ts: str, text: str, *, name: str = "read", call_id: str = "c") -> str:
         return self._add(
-            MessageEntry, ts, message=ToolResultMessage(tool_call_id=call_id, tool_name=name, content=[TextContent(text=text)])
+            MessageEntry,
+            ts,
+            message=ToolResultMessage(tool_call_id=call_id, tool_name=name, content=[TextContent(text=text)]),
         )
 
     def usage_entry(self, ts: str, kind: str, provider: str, model: str, u: Usage) -> str:
@@ -140,11 +157,19 @@ class Builder:
         self.parent = target
 
 
-def ama(*args: str, cwd: str | Path | None = None, env: dict | None = None, rc: int | None = 0, stdin: str | None = None):
+def ama(
+    *args: str,
+    cwd: str | Path | None = None,
+    env: dict | None = None,
+    rc: int | None = 0,
+    stdin: str | None = None,
+):
     full_env = dict(os.environ)
     if env:
         full_env.update(env)
-    p = subprocess.run(ama_cmd(*args), cwd=cwd, capture_output=True, text=True, timeout=120, env=full_env, input=stdin)
+    p = subprocess.run(
+        ama_cmd(*args), cwd=cwd, capture_output=True, text=True, timeout=120, env=full_env, input=stdin
+    )
     if rc is not None:
         assert p.returncode == rc, (p.returncode, p.stdout, p.stderr)
     assert "Traceback" not in p.stderr, p.stderr

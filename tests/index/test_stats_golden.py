@@ -23,15 +23,30 @@ def corpus(sessions_dir: Path, tmp_path: Path) -> dict:
     s = Builder(sessions_dir, a, created="2026-03-01T09:00:00.000Z")
     s.model_change("2026-03-01T09:00:00.000Z", "anthropic", "claude", channel="main")
     s.user("fix the parser", "2026-03-01T10:00:00.000Z")
-    s.assistant("2026-03-01T10:00:05.000Z", u=usage(100, 20, 1000, 0, 0.01), stop="toolUse", tools=[("read", {"path": "a"}), ("grep", {"pattern": "x"})])
+    s.assistant(
+        "2026-03-01T10:00:05.000Z",
+        u=usage(100, 20, 1000, 0, 0.01),
+        stop="toolUse",
+        tools=[("read", {"path": "a"}), ("grep", {"pattern": "x"})],
+    )
     s.result("2026-03-01T10:00:06.000Z", "file a")
     s.result("2026-03-01T10:00:07.000Z", "match x", name="grep")
     s.assistant("2026-03-01T10:00:20.000Z", "done", u=usage(50, 10, 1100, 0, 0.005))
     s.user("also handle tabs", "2026-03-01T10:00:21.000Z", origin="steer")
-    failed = s.assistant("2026-03-01T10:00:30.000Z", "", u=usage(10, 5, 0, 0, 0.001), stop="error", error="overloaded")
+    failed = s.assistant(
+        "2026-03-01T10:00:30.000Z", "", u=usage(10, 5, 0, 0, 0.001), stop="error", error="overloaded"
+    )
     s.context_edit("2026-03-01T10:00:31.000Z", failed, "retry")
-    s.assistant("2026-03-01T10:00:40.000Z", "tabs too", u=usage(10, 5, 1200, 0, 0.002), stop="toolUse", tools=[("read", {"path": "b"})])
-    s.usage_entry("2026-03-01T10:01:00.000Z", "cache_warm", "anthropic", "claude", usage(0, 0, 0, 500, 0.0005))
+    s.assistant(
+        "2026-03-01T10:00:40.000Z",
+        "tabs too",
+        u=usage(10, 5, 1200, 0, 0.002),
+        stop="toolUse",
+        tools=[("read", {"path": "b"})],
+    )
+    s.usage_entry(
+        "2026-03-01T10:01:00.000Z", "cache_warm", "anthropic", "claude", usage(0, 0, 0, 500, 0.0005)
+    )
     s.usage_entry("2026-03-01T10:01:05.000Z", "permission_classify", "openai", "mini", usage(30, 2))
     s.compaction("2026-03-01T10:02:00.000Z", "summary", usage(200, 50, 0, 0, 0.003))
     s.branch_summary("2026-03-01T10:02:30.000Z", "no usage here")
@@ -39,8 +54,18 @@ def corpus(sessions_dir: Path, tmp_path: Path) -> dict:
         s.custom(
             "2026-03-01T10:03:00.000Z",
             "ama.request",
-            {"purpose": "conversation", "provider": "anthropic", "model": "claude", "channel": "main", "startedAt": "x",
-             "firstByteMs": ttfb, "durationMs": dur, "httpStatus": status, "attempt": 1, "stopReason": "stop"},
+            {
+                "purpose": "conversation",
+                "provider": "anthropic",
+                "model": "claude",
+                "channel": "main",
+                "startedAt": "x",
+                "firstByteMs": ttfb,
+                "durationMs": dur,
+                "httpStatus": status,
+                "attempt": 1,
+                "stopReason": "stop",
+            },
         )
     s.custom("2026-03-01T10:03:01.000Z", "ama.todo", {"items": []})
 
@@ -48,7 +73,13 @@ def corpus(sessions_dir: Path, tmp_path: Path) -> dict:
     s = Builder(sessions_dir, b, created="2026-03-02T23:00:00.000Z")
     s.model_change("2026-03-02T23:00:00.000Z", "relay", "deepseek")
     s.user("first", "2026-03-02T23:30:00.000Z")
-    s.assistant("2026-03-02T23:30:10.000Z", provider="relay", model="deepseek", u=usage(500, 100), tools=[("edit", {"path": "c"})])
+    s.assistant(
+        "2026-03-02T23:30:10.000Z",
+        provider="relay",
+        model="deepseek",
+        u=usage(500, 100),
+        tools=[("edit", {"path": "c"})],
+    )
     s.user("second", "2026-03-03T00:10:00.000Z")
     s.assistant("2026-03-03T00:10:30.000Z", provider="relay", model="deepseek", u=usage(600, 50))
     s.user("never answered", "2026-03-03T00:20:00.000Z")
@@ -116,7 +147,12 @@ def test_totals_and_file_counts(corpus: dict) -> None:
 def test_by_model_groups_latency_and_http_status(corpus: dict) -> None:
     r, _ = stats("--all", "--by", "model")
     groups = {g["key"]: g for g in r["groups"]}
-    assert [g["key"] for g in r["groups"]] == ["anthropic/claude@main", "relay/deepseek", "openai/gpt", "openai/mini"]
+    assert [g["key"] for g in r["groups"]] == [
+        "anthropic/claude@main",
+        "relay/deepseek",
+        "openai/gpt",
+        "openai/mini",
+    ]
     a = groups["anthropic/claude@main"]
     assert (a["requests"], a["turns"], a["sessions"], a["errors"], a["retries"]) == (6, 1, 1, 1, 1)
     assert a["requestsByKind"] == {"conversation": 4, "cache_warm": 1, "compaction": 1}
@@ -184,7 +220,10 @@ def test_since_until_ranges(corpus: dict) -> None:
     r, _ = stats("--all", "--since", "2026-03-02", "--until", "2026-03-02")
     assert (r["requests"], r["turns"], r["tokens"]["input"]) == (1, 1, 500)
     r, _ = stats("--all", "--until", "2026-03-01")
-    assert r["requests"] == 7 and r["tools"][:2] == [{"name": "read", "calls": 2}, {"name": "grep", "calls": 1}]
+    assert r["requests"] == 7 and r["tools"][:2] == [
+        {"name": "read", "calls": 2},
+        {"name": "grep", "calls": 1},
+    ]
     r, _ = stats("--all", "--since", "today")
     assert r["requests"] == 0 and r["sessions"] == 0
 
@@ -192,7 +231,10 @@ def test_since_until_ranges(corpus: dict) -> None:
 def test_human_layout(corpus: dict) -> None:
     out = ama("stats", "--all", "--top", "2", env=UTC).stdout.splitlines()
     assert out[0] == "All time · all projects · 3 sessions"
-    assert out[1] == "Requests          10 (conversation 7 · cache_warm 1 · compaction 1 · permission_classify 1)"
+    assert (
+        out[1]
+        == "Requests          10 (conversation 7 · cache_warm 1 · compaction 1 · permission_classify 1)"
+    )
     assert out[2] == "Turns             4 · average 20.8s"
     assert out[3] == "Tokens            input 1.5k · output 252 · cache read 3.3k · cache write 500"
     assert out[4].startswith("Cache hit rate    79.1% (endpoints reporting cache 1/4;")

@@ -131,9 +131,7 @@ def user_message(line: bytes, version: int) -> UserMessage | None:
     """The user message of a line exactly as the session reader reads it, or None."""
     try:
         obj: Any = _typed.decode(line)
-    except DecodeError:
-        return None
-    except ValidationError:
+    except ValidationError:  # (a subclass of DecodeError: catch it first)
         if version >= 3:
             return None
         raw = _any.decode(line)
@@ -145,6 +143,8 @@ def user_message(line: bytes, version: int) -> UserMessage | None:
             obj = msgspec.convert(raw, ENTRY_TYPES["message"], str_keys=True)
         except ValidationError:
             return None
+    except DecodeError:
+        return None
     if isinstance(obj, MessageEntry) and isinstance(obj.message, UserMessage):
         return obj.message
     return None
