@@ -35,7 +35,7 @@ def normalize(events: list[dict], *, root: str) -> list[dict]:
         if isinstance(obj, list):
             return [walk(v, key) for v in obj]
         if isinstance(obj, str):
-            if key in ("id", "parentId", "targetId", "entryId") and re.fullmatch(r"[0-9a-f]{8}", obj):
+            if key in ("id", "parentId", "targetId", "entryId", "userEntryId", "fromId", "firstKeptEntryId", "leafId") and re.fullmatch(r"[0-9a-f]{8}", obj):
                 return ident(obj, "e")
             s = UUID.sub(lambda m: ident(m.group(), "s"), obj)
             s = HEX32.sub(lambda m: ident(m.group(), "x"), s)

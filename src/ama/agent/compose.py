@@ -124,6 +124,27 @@ def build_agent(opts: AgentOptions) -> tuple[AgentSession, list[str]]:
             )
         )
         hooks = parse_hooks(config.get("hooks"), errors=warnings)
+        tracker = None
+        holder: list[AgentSession] = []
+
+        def notify(message: str) -> None:  # before the agent exists: a start-up warning
+            if holder:
+                holder[0].emit({"type": "notification", "level": "warn", "message": message})
+            else:
+                warnings.append(message)
+
+        if session.persisted and config.get("checkpoints.mode") != "off":
+            from ama.checkpoints import CheckpointTracker
+
+            tracker = CheckpointTracker(
+                session=session,
+                cwd=cwd,
+                data_dir=data_dir,
+                mode=config.get("checkpoints.mode"),
+                max_file_bytes=config.get("checkpoints.maxFileBytes"),
+                keep=config.get("checkpoints.keep"),
+                notify=notify,
+            )
         max_turns = opts.max_turns if opts.max_turns is not None else (config.get("limits.maxTurns") or None)
         agent = AgentSession(
             session=session,
@@ -142,8 +163,10 @@ def build_agent(opts: AgentOptions) -> tuple[AgentSession, list[str]]:
             retry_base_s=config.get("retry.baseDelayMs") / 1000,
             jobs=jobs,
             config=config,
+            checkpoints=tracker,
         )
     except BaseException:
         session.close()
         raise
+    holder.append(agent)
     return agent, warnings

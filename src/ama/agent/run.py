@@ -238,7 +238,17 @@ async def _run_prompt(
     agent.emit(event("turn_start"))
     if started is not None:
         started()
+    for note in agent.pending_notes:
+        agent.session.append_custom_message("ama.rewind-note", note, display=False)
+    agent.pending_notes.clear()
     _deliver(agent, [(text, images)], origin or "")
+    tracker = agent.checkpoints
+    if tracker is not None and tracker.enabled and not origin:
+        user_id = agent.session.leaf_id
+        if tracker.mode == "shadow-git":  # git runs: keep the loop responsive
+            await asyncio.get_running_loop().run_in_executor(None, tracker.checkpoint, user_id)
+        else:
+            tracker.checkpoint(user_id)
     if extra:
         agent.session.append_custom_message("ama.hook_context", extra, display=False)
     record.transition("RUNNING")

@@ -52,6 +52,7 @@ class AgentSession:
         read_files: Any = None,
         jobs: Any = None,
         config: Any = None,
+        checkpoints: Any = None,
     ) -> None:
         from ama.tools import ReadFiles, tool_specs
 
@@ -75,9 +76,13 @@ class AgentSession:
         self.read_files = read_files if read_files is not None else ReadFiles()
         self.jobs = jobs
         self.config = config
-        #: checkpoint hooks, filled in by the checkpoints layer when it is enabled
-        self.before_write: Callable[[str], None] | None = None
-        self.after_write: Callable[[str, bytes], None] | None = None
+        #: the file-checkpoint tracker (None: no checkpoints) and its write hooks
+        self.checkpoints: Any = checkpoints
+        enabled = checkpoints is not None and checkpoints.enabled
+        self.before_write: Callable[[str], None] | None = checkpoints.before_write if enabled else None
+        self.after_write: Callable[[str, bytes], None] | None = checkpoints.after_write if enabled else None
+        #: ama.rewind-note texts to append before the next prompt
+        self.pending_notes: list[str] = []
         self.abort_event = asyncio.Event()
         self.steering: list[Queued] = []
         self.follow_up: list[Queued] = []
@@ -290,6 +295,32 @@ class AgentSession:
         self.tools_by_name = {t.name: t for t in active}
         self._tool_specs = tool_specs(active)
         return self.active_tool_names
+
+    # --- rewind (agent/session_rewind.py) -----------------------------------------------
+
+    def rewind_points(self) -> list[dict[str, Any]]:
+        """New-turn user messages on the active path, oldest first, with ``hasCheckpoint``."""
+        from ama.agent.session_rewind import rewind_points
+
+        return rewind_points(self)
+
+    async def rewind(
+        self, entry_id: str, mode: str = "both", *, dry_run: bool = False, on_conflict: str = "skip"
+    ) -> dict[str, Any]:
+        """Go back to before user message ``entry_id``: ``mode`` both | conversation | code."""
+        from ama.agent.session_rewind import rewind
+
+        return await rewind(self, entry_id, mode, dry_run=dry_run, on_conflict=on_conflict)
+
+    async def summarize_from(self, entry_id: str, instructions: str | None = None) -> dict[str, Any]:
+        from ama.agent.session_rewind import summarize_from
+
+        return await summarize_from(self, entry_id, instructions)
+
+    async def summarize_up_to(self, entry_id: str, instructions: str | None = None) -> dict[str, Any]:
+        from ama.agent.session_rewind import summarize_up_to
+
+        return await summarize_up_to(self, entry_id, instructions)
 
     # --- SDK views (the RPC client has the same names) ---------------------------------
 
