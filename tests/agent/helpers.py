@@ -40,6 +40,7 @@ def normalize(events: list[dict], *, root: str) -> list[dict]:
             s = UUID.sub(lambda m: ident(m.group(), "s"), obj)
             s = HEX32.sub(lambda m: ident(m.group(), "x"), s)
             s = ISO.sub("<time>", s)
+            s = re.sub(r"\bentry [0-9a-f]{8}\b", "entry <id>", s)
             s = re.sub(r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z", "<filetime>", s)
             s = re.sub(r"Date: \d{4}-\d\d-\d\d", "Date: <date>", s)
             s = re.sub(r"Platform: [^\n]*", "Platform: <platform>", s)

@@ -353,5 +353,30 @@ async def cmd_get_agents(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
     return {"agents": []}
 
 
+# --- rewind -------------------------------------------------------------------------------
+
+
+@command("get_rewind_points")
+async def cmd_get_rewind_points(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
+    return {"points": srv.agent.rewind_points()}
+
+
+@command("rewind", entryId=("str", True), mode=("str", False), dryRun=("bool", False), onConflict=("str", False))
+async def cmd_rewind(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
+    return await srv.agent.rewind(
+        p["entryId"], p.get("mode", "both"), dry_run=p.get("dryRun", False), on_conflict=p.get("onConflict", "skip")
+    )
+
+
+@command("summarize_from", entryId=("str", True), instructions=("str", False))
+async def cmd_summarize_from(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
+    return await srv.agent.summarize_from(p["entryId"], p.get("instructions"))
+
+
+@command("summarize_up_to", entryId=("str", True), instructions=("str", False))
+async def cmd_summarize_up_to(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
+    return await srv.agent.summarize_up_to(p["entryId"], p.get("instructions"))
+
+
 unsupported("plan_response", "plan mode and plan approval are not built yet", planId=("str", True), decision=("str", True))
 unsupported("get_plan", "plan mode and plan approval are not built yet", planId=("str", False))
