@@ -1,0 +1,94 @@
+"""The read-side commands: help, light imports, clean errors."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.index.helpers import ama
+
+HEAVY = ("httpx", "rich", "prompt_toolkit", "ama.ai", "ama.agent")
+
+PROBE = """
+import io, sys, contextlib
+from ama.cli.main import main
+with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    try:
+        main(sys.argv[1:])
+    except SystemExit:
+        pass
+heavy = sorted(m for m in sys.modules if m.split(".")[0] in {"httpx", "rich", "prompt_toolkit"} or m.startswith(("ama.ai", "ama.agent")))
+print(",".join(heavy))
+"""
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["stats", "--all"],
+        ["stats", "--all", "--no-cache", "--by", "model"],
+        ["sessions", "search", "x", "--all"],
+        ["sessions", "search", "/x/", "--all", "--no-cache"],
+        ["sessions", "list", "--all"],
+        ["sessions", "export", "nope"],
+        ["runs", "list", "--all"],
+        ["runs", "status", "nope"],
+        ["doctor"],
+        ["doctor", "--reindex"],
+    ],
+)
+def test_read_commands_do_not_import_the_agent_stack(argv: list[str], sessions_dir: Path) -> None:
+    p = subprocess.run([sys.executable, "-c", PROBE, *argv], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "", f"{argv} imported {p.stdout.strip()}"
+
+
+def test_help_of_every_command() -> None:
+    for argv in (
+        ["stats"],
+        ["runs"],
+        ["runs", "list"],
+        ["runs", "status"],
+        ["doctor"],
+        ["sessions", "search"],
+        ["sessions", "export"],
+    ):
+        out = ama(*argv, "--help").stdout
+        assert out.startswith(f"usage: ama {' '.join(argv)}")
+
+
+def test_fts_folding_never_loses_a_python_lowercase_match() -> None:
+    """For every character whose Python lower case holds ASCII letters or digits, the
+    search table's term, lower-cased by Python, holds them too (so term expansion in
+    search.fts_query is a superset of what the matcher accepts)."""
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE f USING fts5(t, tokenize='unicode61 remove_diacritics 0')")
+    db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(f, 'instance')")
+    chars = [c for c in map(chr, range(0x80, 0x30000)) if not 0xD800 <= ord(c) < 0xE000]
+    chars = [c for c in chars if any(ch.isascii() and ch.isalnum() for ch in c.lower())]
+    assert chars  # İ and K at least
+    db.executemany("INSERT INTO f (rowid, t) VALUES (?, ?)", ((ord(c), f"q{c}z") for c in chars))
+    terms = {doc: term for doc, term in db.execute("SELECT doc, term FROM v")}
+    runs = re.compile(r"[a-z0-9]+")
+    for c in chars:
+        lowered = f"q{c}z".lower()
+        term = terms[ord(c)].lower()
+        for run in runs.findall(lowered):
+            assert run in term, (hex(ord(c)), terms[ord(c)])
+
+
+def test_user_mistakes_are_one_line_errors(sessions_dir: Path) -> None:
+    for argv, rc, needle in (
+        (["sessions", "export", "nope"], 5, "no session 'nope'"),
+        (["sessions", "export", "ab"], 2, "too short"),
+        (["runs", "status", "nope"], 2, "nope"),
+        (["stats", "--since", "tomorrow-ish"], 2, "tomorrow-ish"),
+        (["sessions", "search", "/[/"], 2, "invalid regular expression"),
+    ):
+        p = ama(*argv, rc=rc)
+        assert needle in p.stderr and len(p.stderr.strip().splitlines()) == 1
