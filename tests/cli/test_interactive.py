@@ -103,3 +103,56 @@ def test_line_mode_commands_through_a_pipe(tmp_path: Path, ama_home: Path) -> No
     assert "denied: The user denied this tool call." in out
     assert "named: my session" in out and "entries" in out and "unknown command /bogus" in out
     assert "● " in out and "user: run it" in out
+
+
+REWIND_SCRIPT = {
+    "mode": "sequence",
+    "turns": [
+        {"toolCalls": [{"name": "write", "arguments": {"path": "x.txt", "content": "one\n"}}]},
+        "made x",
+        {"text": ["late reply"], "delayMs": 4000},
+        "after",
+    ],
+}
+
+
+def test_double_escape_rewind_and_restore_on_cancel_in_tmux(tmp_path: Path, ama_home: Path) -> None:
+    name = f"ama-test-{uuid.uuid4().hex[:8]}"
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps(REWIND_SCRIPT))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    cmd = (
+        f"cd {shlex.quote(str(ws))} && AMA_HOME={shlex.quote(str(ama_home))} PYTHONPATH={shlex.quote(str(ROOT / 'src'))} "
+        f"{shlex.quote(sys.executable)} -m ama --permission-mode full-auto --model scripted/{shlex.quote(str(script))}; "
+        "echo EXITED=$?; sleep 60"
+    )
+    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "120", "-y", "50", cmd], check=True)
+    try:
+        wait_for(name, "/help for commands")
+        subprocess.run(["tmux", "send-keys", "-t", name, "make x", "Enter"], check=True)
+        wait_for(name, "made x")
+        assert (ws / "x.txt").exists()
+        subprocess.run(["tmux", "send-keys", "-t", name, "Escape", "Escape"], check=True)
+        wait_for(name, "rewind to (number")
+        assert "1 file +0 -1" in pane(name)
+        subprocess.run(["tmux", "send-keys", "-t", name, "1", "Enter"], check=True)
+        wait_for(name, "its text is in the input")
+        assert not (ws / "x.txt").exists()
+        # the draft is in the input: send it again as a new prompt, then interrupt at once
+        subprocess.run(["tmux", "send-keys", "-t", name, "C-u", "slow one", "Enter"], check=True)
+        wait_for(name, "> slow one")
+        subprocess.run(["tmux", "send-keys", "-t", name, "Escape"], check=True)
+        screen = wait_for(name, "the prompt is back in the input")
+        assert screen.rstrip().endswith("> slow one")
+        subprocess.run(["tmux", "send-keys", "-t", name, "C-u", "C-d"], check=True)
+        wait_for(name, "EXITED=0")
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+    (path,) = list((ama_home / "sessions").rglob("*.jsonl"))
+    from ama.session.store import Session
+
+    s = Session.load(path)
+    users = [e.message.content for e in s.branch() if e.type == "message" and type(e.message).__name__ == "UserMessage"]
+    assert users == []  # both turns were withdrawn from the active path
+    assert sum(1 for e in s.entries if e.type == "message" and type(e.message).__name__ == "UserMessage") == 2

@@ -30,21 +30,26 @@ class LineUI:
 
     full = False
 
-    async def read(self, prompt: str) -> str | None:
-        loop = asyncio.get_running_loop()
-        try:
-            return await loop.run_in_executor(None, input, prompt)
-        except EOFError:
+    def __init__(self) -> None:
+        self._reader: asyncio.StreamReader | None = None
+
+    async def read(self, prompt: str, default: str = "") -> str | None:
+        if default:
+            print(f"(draft: {default})")
+        if self._reader is None:
+            loop = asyncio.get_running_loop()
+            self._reader = asyncio.StreamReader(limit=16 * 1024 * 1024)
+            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(self._reader), sys.stdin)
+        sys.stdout.write(prompt)
+        sys.stdout.flush()
+        line = await self._reader.readline()
+        if not line:
             return None
+        return line.decode(errors="replace").rstrip("\n")
 
     @contextlib.contextmanager
     def watch(self, on_interrupt: Callable[[bool], None]) -> Iterator[None]:
-        loop = asyncio.get_running_loop()
-        loop.add_signal_handler(signal.SIGINT, on_interrupt, True)
-        try:
-            yield
-        finally:
-            loop.remove_signal_handler(signal.SIGINT)
+        yield  # Ctrl-C arrives as SIGINT: the session-wide handler interrupts the run
 
     @contextlib.contextmanager
     def paused(self) -> Iterator[None]:
@@ -68,13 +73,24 @@ class FullUI:
         def _newline(event: Any) -> None:
             event.current_buffer.insert_text("\n")
 
+        @kb.add("escape", "escape")
+        def _double_escape(event: Any) -> None:
+            """Idle double-Esc: empty input opens the rewind list; otherwise clears the input
+            (kept in the history, so Up brings it back)."""
+            buf = event.current_buffer
+            if buf.text.strip():
+                buf.append_to_history()
+                buf.reset()
+            else:
+                event.app.exit(result="/rewind")
+
         os.makedirs(os.path.dirname(history_path), exist_ok=True)
         self.session: Any = PromptSession(history=FileHistory(history_path), key_bindings=kb)
         self._watching: Any = None
 
-    async def read(self, prompt: str) -> str | None:
+    async def read(self, prompt: str, default: str = "") -> str | None:
         try:
-            return await self.session.prompt_async(prompt)
+            return await self.session.prompt_async(prompt, default=default)
         except EOFError:
             return None
 
@@ -147,11 +163,13 @@ HELP = """Commands:
   /thinking [LEVEL]   show or set the thinking level (off minimal low medium high xhigh)
   /resume [ID]        switch to another session (no argument: list this directory's sessions)
   /tree [ENTRY]       show the session tree; with an entry id, move there
+  /rewind [N [MODE]]  go back to before user message N (both | conversation | code)
   /name NAME          name this session
   /session            show this session's file, counts and usage
   /clear              start a new session
   /quit               exit (also Ctrl-D, or Ctrl-C twice)
-Esc or Ctrl-C interrupts a running reply. Alt-Enter inserts a newline."""
+Esc or Ctrl-C interrupts a running reply; Esc Esc when idle opens /rewind (or clears the input).
+Alt-Enter inserts a newline."""
 
 
 class Interactive:
@@ -169,6 +187,8 @@ class Interactive:
         self.assistants: list[dict] = []
         self.last_interrupt = 0.0
         self.quit = False
+        self.draft = ""  # text to refill the input with (after a rewind)
+        self.main_task: asyncio.Task | None = None
 
     # --- agent lifecycle --------------------------------------------------------------
 
@@ -234,6 +254,25 @@ class Interactive:
                 self.quit = True
             self.last_interrupt = now
         self.agent.abort()
+
+    def _on_key_interrupt(self, ctrl_c: bool) -> None:
+        self._interrupt(ctrl_c)
+        self.renderer.line(self.renderer.style("interrupting…", "33"))
+
+    def _on_sigint(self) -> None:
+        """Ctrl-C outside the full-screen input (line mode, or between prompts): abort a
+        run; when idle, the second press within two seconds quits."""
+        if self.agent is not None and self.agent.busy:
+            self._interrupt(True)
+            self.renderer.line(self.renderer.style("interrupting…", "33"))
+            return
+        now = time.monotonic()
+        if now - self.last_interrupt < QUIT_WINDOW_S and self.main_task is not None:
+            self.quit = True
+            self.main_task.cancel()
+            return
+        self.last_interrupt = now
+        self.renderer.line(self.renderer.style("(press Ctrl-C again to quit)", "2"))
         self.renderer.line(self.renderer.style("interrupting…", "33"))
 
     async def run_prompt(self, text: str, images: list | None = None) -> None:
@@ -243,7 +282,7 @@ class Interactive:
         except AmaError as err:
             self.renderer.line(self.renderer.style(f"error: {err.message}", "31"))
             return
-        with self.ui.watch(self._interrupt):
+        with self.ui.watch(self._on_key_interrupt):
             try:
                 result = await task
             except AmaError as err:
@@ -252,9 +291,33 @@ class Interactive:
         r = self.renderer
         if result.record.status == "CANCELLED":
             r.line(r.style("interrupted", "33"))
+            await self._restore_on_cancel(text)
         elif result.record.status == "FAILED":
             r.line(r.style(f"failed: {result.record.error_message or result.record.terminal_reason}", "31"))
         r.line(r.style(r.usage_line(self.assistants[start:]), "2"))
+
+    async def _restore_on_cancel(self, text: str) -> None:
+        """Interrupted before any reply text or tool call: withdraw the turn and refill the
+        input with the prompt (``ui.restoreOnCancel``, default on)."""
+        from ama.messages import AssistantMessage, TextContent, ToolCall
+
+        a = self.agent
+        if a.config is not None and not a.config.get("ui.restoreOnCancel"):
+            return
+        points = a.rewind_points()
+        if not points or points[-1]["text"] != text:
+            return
+        branch = a.session.branch()
+        start = next(i for i, e in enumerate(branch) if e.id == points[-1]["entryId"])
+        for e in branch[start + 1 :]:
+            m = e.message if e.type == "message" else None
+            if isinstance(m, AssistantMessage) and any(
+                isinstance(b, ToolCall) or (isinstance(b, TextContent) and b.text.strip()) for b in m.content
+            ):
+                return
+        await a.rewind(points[-1]["entryId"], "conversation")
+        self.draft = text
+        self.renderer.line(self.renderer.style("(nothing was answered yet: the prompt is back in the input)", "2"))
 
     async def command(self, line: str) -> None:
         from ama.cli import slash
@@ -262,6 +325,16 @@ class Interactive:
         await slash.run(self, line)
 
     async def loop(self) -> int:
+        self.main_task = asyncio.current_task()
+        asyncio.get_running_loop().add_signal_handler(signal.SIGINT, self._on_sigint)
+        try:
+            return await self._loop()
+        except asyncio.CancelledError:
+            if self.quit:
+                return 0
+            raise
+
+    async def _loop(self) -> int:
         choice = self.args.resume
         session = "memory" if self.args.no_session else ("continue" if self.args.continue_ else (choice or "new"))
         if choice == "":
@@ -286,7 +359,8 @@ class Interactive:
                 await self.run_prompt(first)
             while not self.quit:
                 try:
-                    text = await self.ui.read("> ")
+                    draft, self.draft = self.draft, ""
+                    text = await self.ui.read("> ", draft)
                 except KeyboardInterrupt:
                     now = time.monotonic()
                     if now - self.last_interrupt < QUIT_WINDOW_S:
@@ -304,7 +378,8 @@ class Interactive:
                     continue
                 await self.run_prompt(text)
         finally:
-            await self.agent.close()
+            if self.agent is not None:
+                await asyncio.shield(self.agent.close())
         return 0
 
 

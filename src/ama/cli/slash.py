@@ -140,7 +140,58 @@ DESCRIPTIONS = {
     "name": "name this session",
     "session": "show this session's file, counts and usage",
     "tree": "show the session tree, or move to an entry",
+    "rewind": "go back to before a user message (conversation and/or files)",
 }
+
+async def cmd_rewind(app: Any, arg: str) -> None:
+    """``/rewind`` lists the points; ``/rewind N [both|conversation|code]`` goes back to
+    before user message N (default: both when it has a checkpoint, else conversation)."""
+    a = app.agent
+    r = app.renderer
+    points = a.rewind_points()
+    if not points:
+        r.line("Nothing to rewind to yet.")
+        return
+    parts = arg.split()
+    if not parts:
+        for i, p in enumerate(points, 1):
+            files = ""
+            if p["hasCheckpoint"]:
+                dry = await a.rewind(p["entryId"], "code", dry_run=True)
+                code = dry["code"]
+                n = len(code["restored"]) + len(code["deleted"])
+                files = f"  {n} file{'s' if n != 1 else ''} +{code['insertions']} -{code['deletions']}" if n else "  no code changes"
+            text = " ".join(p["text"].split())[:70]
+            r.line(f"  {i:>2}. {text}{r.style(files, '2')}")
+        r.line("/rewind N [both|conversation|code] goes back to before message N")
+        if app.ui.full:
+            reply = await app.ui.read("rewind to (number, Enter to cancel): ")
+            if reply and reply.strip():
+                await cmd_rewind(app, reply.strip())
+        return
+    if not parts[0].isdigit() or not 1 <= int(parts[0]) <= len(points):
+        r.line(r.style(f"no rewind point {parts[0]!r}; choose 1-{len(points)}", "31"))
+        return
+    point = points[int(parts[0]) - 1]
+    mode = parts[1] if len(parts) > 1 else ("both" if point["hasCheckpoint"] else "conversation")
+    res = await a.rewind(point["entryId"], mode)
+    code = res.get("code")
+    if code:
+        msg = f"restored {len(code['restored'])} file(s), deleted {len(code['deleted'])}"
+        if code["conflicts"]:
+            msg += f"; left {len(code['conflicts'])} changed outside ama alone: {', '.join(code['conflicts'])}"
+        if code["skipped"]:
+            msg += "; skipped " + ", ".join(f"{s['path']} ({s['reason']})" for s in code["skipped"])
+        r.line(msg)
+    hint = res.get("gitHint")
+    if hint:
+        r.line(r.style(
+            f"git HEAD moved since then ({hint['recordedHead'][:8]} -> {hint['currentHead'][:8]}); ama left git alone. "
+            f"See: git log --oneline {hint['recordedHead'][:8]}..HEAD", "33"))  # fmt: skip
+    if "conversation" in res:
+        app.draft = res["conversation"]["draft"]["text"]
+        r.line(f"back to before message {parts[0]}; its text is in the input")
+
 
 COMMANDS = {
     "help": cmd_help,
@@ -154,4 +205,5 @@ COMMANDS = {
     "name": cmd_name,
     "session": cmd_session,
     "tree": cmd_tree,
+    "rewind": cmd_rewind,
 }
