@@ -110,7 +110,7 @@ REWIND_SCRIPT = {
     "turns": [
         {"toolCalls": [{"name": "write", "arguments": {"path": "x.txt", "content": "one\n"}}]},
         "made x",
-        {"text": ["late reply"], "delayMs": 4000},
+        {"text": ["late reply"], "delayMs": 15000},  # interrupted long before it arrives
         "after",
     ],
 }

@@ -34,6 +34,7 @@ async def _ask(agent: AgentSession, call: ToolCall, decision: Decision, hook_rea
     timeout_ms = approval_timeout_ms()
     req: dict[str, Any] = {
         "requestId": request_id,
+        "toolCallId": call.id,
         "toolName": call.name,
         "input": call.arguments,
         "reason": decision.request_reason,
