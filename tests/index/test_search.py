@@ -243,3 +243,11 @@ def test_search_while_the_file_is_appended_to(corpus: dict) -> None:
     assert seen == sorted(seen)  # never loses hits it had
     final = search("needle", "--all", "--limit", "1000")
     assert [h["snippet"] for h in final] == [f"needle line {i}" for i in range(150)]
+
+
+def test_the_parallel_scan_gives_the_same_hits(corpus: dict) -> None:
+    env = {"AMA_SCAN_WORKERS": "3", "AMA_SCAN_SEQUENTIAL_BYTES": "0"}
+    for pattern in PATTERNS:
+        want = ama("sessions", "search", pattern, "--all", "--json", "--limit", "50").stdout
+        got = ama("sessions", "search", pattern, "--all", "--json", "--limit", "50", "--no-cache", env=env).stdout
+        assert got == want, pattern

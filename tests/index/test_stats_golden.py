@@ -252,3 +252,10 @@ def test_bad_arguments_exit_2_with_the_value(corpus: dict) -> None:
     assert "color" in p.stderr
     p = ama("stats", "--top", "-1", rc=2)
     assert "--top" in p.stderr
+
+
+def test_the_parallel_scan_gives_the_same_report(corpus: dict) -> None:
+    want = ama_json("stats", "--all", "--by", "model", env=UTC)
+    got = ama_json("stats", "--all", "--by", "model", "--no-cache", env={**UTC, "AMA_SCAN_WORKERS": "3"})
+    want.pop("files"), got.pop("files")
+    assert got == want

@@ -266,39 +266,46 @@ def _assistant(ts: Any, m: Any, st: StatsState, f: Facts, days: Days) -> None:
 
 def _assistant_typed(ts: str, m: _TAssistant, st: StatsState, f: Facts, days: Days) -> None:
     """:func:`_assistant` for a strictly typed line (same result, less work)."""
-    day = days.of_ts(ts)
+    day = days.minutes.get(ts[:16]) if len(ts) == 24 and ts[23] == "Z" else None
+    if day is None:
+        day = days.of_ts(ts)
     p, mo = m.provider, m.model
     mc = st.mc
     c = mc[2] if mc is not None and mc[0] == p and mc[1] == mo else ""
     key = (day, "conversation", p, mo, c)
-    r = f.req.get(key)
+    req = f.req
+    r = req.get(key)
     if r is None:
-        r = f.req[key] = [0] * 9
-    r[R_REQUESTS] += 1
+        r = req[key] = [0] * 9
+    r[0] += 1  # R_REQUESTS
     u = m.usage
     if u is not None:
-        r[R_INPUT] += u.input
-        r[R_OUTPUT] += u.output
-        r[R_CACHE_READ] += u.cache_read
-        r[R_CACHE_WRITE] += u.cache_write
-        if u.cost is not None:
-            r[R_COST] += round(u.cost.total * COST_SCALE)
-            r[R_PRICED] += 1
+        r[1] += u.input  # R_INPUT
+        r[2] += u.output  # R_OUTPUT
+        r[3] += u.cache_read  # R_CACHE_READ
+        r[4] += u.cache_write  # R_CACHE_WRITE
+        cost = u.cost
+        if cost is not None:
+            r[5] += round(cost.total * COST_SCALE)  # R_COST
+            r[6] += 1  # R_PRICED
     if m.stop_reason == "error":
         r[R_ERRORS] += 1
     ep = st.ep
     if ep is None or ep[0] != p or ep[1] != mo or ep[2] != c:
         st.ep = [p, mo, c]
-    if m.content:
+    content = m.content
+    if content:
         tools = f.tools
-        for b in m.content:
+        for b in content:
             if b.type == "toolCall" and b.name is not None:
                 k = (day, b.name)
                 tools[k] = tools.get(k, 0) + 1
     turn = st.turn
     if turn is not None:
         turn[2] = ts
-        turn[3], turn[4], turn[5] = p, mo, c
+        turn[3] = p
+        turn[4] = mo
+        turn[5] = c
         turn[6] += 1
 
 

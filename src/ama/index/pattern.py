@@ -26,7 +26,13 @@ from ama.errors import InvalidArguments
 
 _FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE, "g": 0, "u": 0}
 _REGEX = re.compile(r"^/(.*)/([a-zA-Z]*)$", re.DOTALL)
-_ESCAPE = re.compile(rb"\\u(?!00[01][0-9a-fA-F])")
+# escapes that can spell a character of an ASCII keyword: printable ASCII, İ, K, and \/
+_ASCII_ESCAPE = re.compile(rb"\\u00[2-7][0-9a-fA-F]|\\u0130|\\u212[aA]|\\/")
+_ESCAPE = re.compile(rb"\\u(?!00[01][0-9a-fA-F])|\\/")
+#: letters that are rare in text and code and, in both cases, absent from the JSON structure
+#: of session lines (keys, ``false``, timestamps' ``T``/``Z``): when a keyword has one, a file
+#: holding neither case of it cannot match (never i or k: İ and K lower to them)
+_RARITY = "qjxvb"
 _TOKENS = re.compile(r"[a-z0-9]+")
 _LOWER_TO_ASCII = (b"\xc4\xb0", b"\xe2\x84\xaa")  # İ -> i̇, K (Kelvin) -> k
 
@@ -65,6 +71,12 @@ class Pattern:
         )
         self.raw_bytes = kw.encode() if kw is not None else b""
         self.tokens = _TOKENS.findall(kw) if kw is not None and self.ascii else []
+        #: both cases of the keyword's rarest letter or digit (a file without either cannot match)
+        self.rare = b""
+        if kw is not None and self.ascii:
+            ranked = [c for c in _RARITY if c in kw]
+            if ranked:
+                self.rare = (ranked[0] + ranked[0].upper()).encode()
 
     def find(self, text: str) -> tuple[int, int] | None:
         """The first match in ``text``: ``(start, end)`` positions, or None."""
@@ -97,13 +109,15 @@ class Pattern:
         kw = self.keyword
         if kw is None or not self.raw:
             return None
-        if b"\\u" in data and _ESCAPE.search(data, start):
-            return None
-        if "/" in kw and b"\\/" in data:
-            return None
         if not self.ascii:
+            if _ESCAPE.search(data, start):
+                return None
             text = bytes(data[start:]).decode("utf-8", "replace").lower()
             return None if kw in text else set()
+        if _ASCII_ESCAPE.search(data, start):
+            return None
+        if self.rare and all(bytes([c]) not in data for c in self.rare):
+            return set()
         if ("i" in kw or "k" in kw) and not data.isascii() and any(s in data for s in _LOWER_TO_ASCII):
             return None
         hay = bytes(data).lower() if any("a" <= c <= "z" for c in kw) else data

@@ -16,13 +16,17 @@ import sqlite3
 from array import array
 from typing import Any
 
-from ama.index import lines as L
-from ama.index.extract import FileState, extract, last_message_ms, start
 from ama.index.pattern import Pattern
 from ama.index.timeutil import ts_ms
 from ama.session.layout import iter_session_files
 
+# ama.index.lines / extract (msgspec, the session reader) are imported when a line has to
+# be read: a search the index answers with "nothing" does not load them.
+ROLE_NAMES = ("user", "assistant", "tool")
+ROLE_USER = 0
+
 MAX_TERMS = 300  # a keyword token found in more terms than this does not narrow
+MAX_CANDIDATES = 5000  # beyond this many candidate documents, look for them file by file
 SNIPPET = 120
 
 
@@ -91,7 +95,7 @@ class Hit:
             "timestamp": self.timestamp,
             "project": self.cwd,
             "path": self.path,
-            "role": L.ROLE_NAMES[self.role],
+            "role": ROLE_NAMES[self.role],
             "onBranch": self.on_branch,
             "snippet": snip,
             "match": [a, b],
@@ -138,6 +142,8 @@ class _FileView:
 
 
 def _hit(view: _FileView, line: bytes, k: int, part: int, role: int, text: str, q: SearchQuery) -> Hit | None:
+    from ama.index import lines as L
+
     if q.roles is not None and role not in q.roles:
         return None
     span = q.pattern.find(text)
@@ -156,7 +162,7 @@ def _hit(view: _FileView, line: bytes, k: int, part: int, role: int, text: str, 
         cwd=view.cwd,
         k=k,
         part=part,
-        n=view.user_n.get(k) if role == L.ROLE_USER else None,
+        n=view.user_n.get(k) if role == ROLE_USER else None,
         entry_id=obj.id if isinstance(obj.id, str) else "",
         timestamp=ts,
         role=role,
@@ -169,49 +175,153 @@ def _hit(view: _FileView, line: bytes, k: int, part: int, role: int, text: str, 
 # --- scan ---------------------------------------------------------------------------------
 
 
-def scan(root: str, q: SearchQuery) -> list[Hit]:
-    """Hits by reading the files (at most ``limit + 1``, so callers can tell there are more)."""
-    found = []
-    for path in iter_session_files(os.path.abspath(root)):
+HEAD = 64 * 1024
+TAIL = 64 * 1024
+SEQUENTIAL_BYTES = 8 << 20  # read this much newest-first before scanning the rest in parallel
+
+
+def _sequential_bytes() -> int:
+    v = os.environ.get("AMA_SCAN_SEQUENTIAL_BYTES", "")
+    return int(v) if v.isdigit() else SEQUENTIAL_BYTES
+
+
+def _order_key_of(path: str, q: SearchQuery) -> tuple | None:
+    """The order key of a file in scope from its first and last bytes only (the whole file
+    when its last message is not near the end), or None."""
+    from ama.index.extract import FileState, last_message_ms, start
+
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            head = f.read(HEAD)
+            if size <= HEAD:
+                data, lo = head, None
+            else:
+                f.seek(max(HEAD, size - TAIL))
+                data = f.read()
+                lo = data.find(b"\n") + 1
+    except OSError:
+        return None
+    state, pos = start(head if lo is not None else data)
+    if not isinstance(state, FileState) or (q.project is not None and state.cwd != q.project):
+        return None
+    ms = last_message_ms(data, pos if lo is None else lo, len(data))
+    if not ms and lo is not None:
+        try:
+            with open(path, "rb") as f:
+                whole = f.read()
+        except OSError:
+            return None
+        ms = last_message_ms(whole, pos, len(whole))
+    return _order_key(ms or state.last_ms, state.cwd, state.session_id, path)
+
+
+def _candidates(paths: list[str], q: SearchQuery) -> list:
+    """Candidate line offsets of each file (None: every line; [] no line can match) -- plain
+    data, as it may come back from a forked child."""
+    from ama.index.extract import FileState, start
+
+    out = []
+    for path in paths:
         try:
             with open(path, "rb") as f:
                 data = f.read()
         except OSError:
+            out.append([])
             continue
         state, pos = start(data)
-        if not isinstance(state, FileState) or (q.project is not None and state.cwd != q.project):
+        if not isinstance(state, FileState):
+            out.append([])
             continue
-        key = last_message_ms(data, pos, len(data)) or state.last_ms
-        found.append((_order_key(key, state.cwd, state.session_id, path), path, data))
-    found.sort(key=lambda x: x[0])
+        cand = q.pattern.candidate_lines(data, pos)
+        out.append(None if cand is None else sorted(cand))
+    return out
+
+
+def _read(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def _file_hits(path: str, data: bytes, cand: list[int] | None, q: SearchQuery, hits: list[Hit]) -> None:
+    from ama.index.extract import FileState, extract, start
+
+    state, pos = start(data)
+    if not isinstance(state, FileState):
+        return
+    chunk = extract(data, pos, state, facts=False, runs=False, doc_lines=None if cand is None else set(cand))
+    view = _FileView(
+        path, state.session_id, state.cwd, state.version, chunk.parents, chunk.offs, chunk.lens, chunk.users, state.leaf
+    )
+    for k, part, role, text in chunk.docs:
+        o, n = chunk.offs[k - 1], chunk.lens[k - 1]
+        h = _hit(view, data[o : o + n], k, part, role, text, q)
+        if h is not None:
+            hits.append(h)
+            if len(hits) > q.limit:
+                return
+
+
+def _prefiltered(paths: list[str], q: SearchQuery) -> dict[str, list[int] | None]:
+    """Candidate line offsets of the files, computed on every core worth using."""
+    from ama.index import fanout
+
+    sizes = []
+    for p in paths:
+        try:
+            sizes.append(os.path.getsize(p))
+        except OSError:
+            sizes.append(0)
+    groups = fanout.split(paths, sizes, fanout.workers_for(sum(sizes)))
+    out: dict[str, list[int] | None] = {}
+    for idx, part in zip(groups, fanout.run(lambda g: _candidates([paths[j] for j in g], q), groups)):
+        for j, c in zip(idx, part):
+            out[paths[j]] = c
+    return out
+
+
+def scan(root: str, q: SearchQuery) -> list[Hit]:
+    """Hits by reading the files (at most ``limit + 1``, so callers can tell there are more):
+    files are ordered from their first and last bytes, then read newest first; when the
+    newest 8 MB do not give enough hits, the rest is prefiltered on every core."""
+    from ama.index.extract import FileState, start
+
+    files = []
+    for path in iter_session_files(os.path.abspath(root)):
+        key = _order_key_of(path, q)
+        if key is not None:
+            files.append((key, path))
+    files.sort()
     hits: list[Hit] = []
-    for _key, path, data in found:
+    cands: dict[str, list[int] | None] | None = None
+    done = 0
+    for i, (_key, path) in enumerate(files):
         if len(hits) > q.limit:
             break
-        state, pos = start(data)
-        assert isinstance(state, FileState)
-        cand = q.pattern.candidate_lines(data, pos)
-        if cand is not None and not cand:
-            continue
-        chunk = extract(data, pos, state, facts=False, runs=False, doc_lines=cand)
-        view = _FileView(
-            path,
-            state.session_id,
-            state.cwd,
-            state.version,
-            chunk.parents,
-            chunk.offs,
-            chunk.lens,
-            chunk.users,
-            state.leaf,
-        )
-        for k, part, role, text in chunk.docs:
-            o, n = chunk.offs[k - 1], chunk.lens[k - 1]
-            h = _hit(view, data[o : o + n], k, part, role, text, q)
-            if h is not None:
-                hits.append(h)
-                if len(hits) > q.limit:
-                    break
+        if cands is None and done > _sequential_bytes():
+            cands = _prefiltered([p for _k, p in files[i:]], q)
+        if cands is not None:
+            cand = cands.get(path, [])
+            if cand is not None and not cand:
+                continue
+            data = _read(path)
+        else:
+            data = _read(path)
+            if data is None:
+                continue
+            done += len(data)
+            state, pos = start(data)
+            if not isinstance(state, FileState):
+                continue
+            c = q.pattern.candidate_lines(data, pos)
+            if c is not None and not c:
+                continue
+            cand = None if c is None else sorted(c)
+        if data is not None:
+            _file_hits(path, data, cand, q, hits)
     return hits
 
 
@@ -247,11 +357,16 @@ def from_index(db: sqlite3.Connection, root_id: int, q: SearchQuery) -> list[Hit
         return None
     if fq == "":
         return []
-    by_file: dict[int, list[int]] = {}
-    for (rowid,) in db.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (fq,)):
-        by_file.setdefault(rowid >> 32, []).append(rowid & 0xFFFFFFFF)
-    if not by_file:
-        return []
+    # a keyword with few candidates: take them all; one with many: look file by file, newest
+    # first, and stop as soon as there are enough hits
+    found = db.execute("SELECT rowid FROM fts WHERE fts MATCH ? LIMIT ?", (fq, MAX_CANDIDATES + 1)).fetchall()
+    by_file: dict[int, list[int]] | None = None
+    if len(found) <= MAX_CANDIDATES:
+        by_file = {}
+        for (rowid,) in found:
+            by_file.setdefault(rowid >> 32, []).append(rowid & 0xFFFFFFFF)
+        if not by_file:
+            return []
     where, args = "root_id = ? AND valid = 1", [root_id]
     if q.project is not None:
         where += " AND cwd = ?"
@@ -260,13 +375,27 @@ def from_index(db: sqlite3.Connection, root_id: int, q: SearchQuery) -> list[Hit
     for fid, path, sid, cwd, last_ms in db.execute(
         f"SELECT id, path, session_id, cwd, last_ms FROM files WHERE {where}", args
     ):
-        if fid in by_file:
+        if by_file is None or fid in by_file:
             files.append((_order_key(last_ms, cwd, sid, path), fid))
     files.sort()
+    from ama.index import lines as L
+
     hits: list[Hit] = []
     for _key, fid in files:
         if len(hits) > q.limit:
             break
+        if by_file is not None:
+            keys = by_file[fid]
+        else:
+            lo = fid << 32
+            keys = [
+                r & 0xFFFFFFFF
+                for (r,) in db.execute(
+                    "SELECT rowid FROM fts WHERE fts MATCH ? AND rowid BETWEEN ? AND ?", (fq, lo, lo | 0xFFFFFFFF)
+                )
+            ]
+            if not keys:
+                continue
         row = db.execute(
             "SELECT f.path, f.session_id, f.cwd, f.version, f.leaf, d.parents, d.offs, d.lens, d.users"
             " FROM files f JOIN file_data d ON d.file_id = f.id WHERE f.id = ?",
@@ -280,7 +409,7 @@ def from_index(db: sqlite3.Connection, root_id: int, q: SearchQuery) -> list[Hit
         except OSError:
             continue
         with f:
-            for key in sorted(by_file[fid]):
+            for key in sorted(keys):
                 k, part = key >> 1, key & 1
                 if not 0 < k <= len(offs):
                     continue

@@ -8,7 +8,6 @@ Definitions are in docs/stats.md.
 
 from __future__ import annotations
 
-import mmap
 import os
 import sqlite3
 from collections import Counter
@@ -84,47 +83,72 @@ def _in_range(q: StatsQuery, day: str) -> bool:
     return (q.since is None or day >= q.since) and (q.until is None or day <= q.until)
 
 
-def scan(root: str, q: StatsQuery) -> Gathered:
-    """Facts by reading every session file (``--no-cache`` or no usable index)."""
+def _scan_files(paths: list[str], q: StatsQuery) -> tuple:
+    """The facts of some files, as plain data (it may come back from a forked child)."""
     from ama.index.extract import FileState, start
     from ama.index.facts import Facts, open_turn, scan_facts
     from ama.index.timeutil import Days
-    from ama.session.layout import iter_session_files
 
     days = Days()
-    g = Gathered()
-    counts = g.counts
-    for path in iter_session_files(os.path.abspath(root)):
+    req: list[tuple] = []
+    turns: list[tuple] = []
+    latency: list[tuple] = []
+    tools: dict[str, int] = {}
+    scanned = invalid = 0
+    for path in paths:
         try:
             with open(path, "rb") as f:
-                size = os.fstat(f.fileno()).st_size
-                data: Any = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
-        except (OSError, ValueError):
+                data = f.read()
+        except OSError:
             continue
+        scanned += 1
+        state, pos = start(data)
+        if not isinstance(state, FileState):
+            if state is None:
+                invalid += 1
+            continue
+        cwd = state.cwd
+        if q.project is not None and cwd != q.project:
+            continue
+        fx = Facts()
+        scan_facts(data, pos, len(data), state.stats, fx, days)
+        req.extend((path, cwd, *k, *v) for k, v in fx.req.items())
+        turns.extend((path, cwd, *k, *v) for k, v in fx.turns.items())
+        turn = open_turn(state.stats)
+        if turn is not None:
+            turns.append((path, cwd, *turn[:4], 1, turn[4]))
+        latency.extend((path, cwd, *r) for r in fx.latency)
+        for (day, name), calls in fx.tools.items():
+            if _in_range(q, day):
+                tools[name] = tools.get(name, 0) + calls
+    return req, turns, latency, tools, scanned, invalid
+
+
+def scan(root: str, q: StatsQuery) -> Gathered:
+    """Facts by reading every session file (``--no-cache`` or no usable index), on as many
+    cores as the amount of data makes worth it."""
+    from ama.index import fanout
+    from ama.session.layout import iter_session_files
+
+    paths = list(iter_session_files(os.path.abspath(root)))
+    sizes = []
+    for p in paths:
         try:
-            counts.scanned += 1
-            state, pos = start(data)
-            if not isinstance(state, FileState):
-                if state is None:
-                    counts.invalid += 1
-                continue
-            cwd = state.cwd
-            if q.project is not None and cwd != q.project:
-                continue
-            fx = Facts()
-            scan_facts(data, pos, len(data), state.stats, fx, days)
-            g.req.extend((path, cwd, *k, *v) for k, v in fx.req.items())
-            g.turns.extend((path, cwd, *k, *v) for k, v in fx.turns.items())
-            turn = open_turn(state.stats)
-            if turn is not None:
-                g.turns.append((path, cwd, *turn[:4], 1, turn[4]))
-            g.latency.extend((path, cwd, *r) for r in fx.latency)
-            for (day, name), calls in fx.tools.items():
-                if _in_range(q, day):
-                    g.tools[name] += calls
-        finally:
-            if isinstance(data, mmap.mmap):
-                data.close()
+            sizes.append(os.stat(p).st_size)
+        except OSError:
+            sizes.append(0)
+    groups = fanout.split(paths, sizes, fanout.workers_for(sum(sizes)))
+    g = Gathered()
+    for req, turns, latency, tools, scanned, invalid in fanout.run(
+        lambda idx: _scan_files([paths[i] for i in idx], q), groups
+    ):
+        g.req += req
+        g.turns += turns
+        g.latency += latency
+        for name, calls in tools.items():
+            g.tools[name] += calls
+        g.counts.scanned += scanned
+        g.counts.invalid += invalid
     return g
 
 

@@ -90,17 +90,17 @@ class Days:
 
     def __init__(self) -> None:
         self._cache: dict[int, str] = {}
-        self._minutes: dict[str, str] = {}
+        self.minutes: dict[str, str] = {}  # "YYYY-MM-DDTHH:MM" (UTC) -> local date
 
     def of_ts(self, ts: object) -> str:
         """The local date of an ISO timestamp ('' when it is not one); cached per minute."""
         if isinstance(ts, str) and len(ts) == 24 and ts[-1] == "Z":
-            d = self._minutes.get(ts[:16])
+            d = self.minutes.get(ts[:16])
             if d is None:
                 ms = ts_ms(ts)
                 d = self(ms) if ms else ""
                 if ms:
-                    self._minutes[ts[:16]] = d
+                    self.minutes[ts[:16]] = d
             return d
         ms = ts_ms(ts)
         return self(ms) if ms else ""

@@ -1,0 +1,81 @@
+"""Spread a scan over the machine's cores with ``fork`` (POSIX), results back by ``marshal``.
+
+The scans (``--no-cache`` or no usable index) read every session file; on a machine with
+several cores each forked child reads its share of the files.  Results must be plain data
+(tuples, lists, dicts, str, int, float, None) and the caller must combine them so that the
+outcome does not depend on how the files were split (sums of integers, sorted lists).
+A child that fails is redone in the parent, so the result never depends on the fork.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+MIN_BYTES_PER_WORKER = 8 << 20  # not worth a process below this
+
+
+def workers_for(total_bytes: int) -> int:
+    """How many processes to scan ``total_bytes`` with: one per core, at most 8, none
+    below 8 MB each.  ``AMA_SCAN_WORKERS=N`` sets the number (1: never fork)."""
+    if not hasattr(os, "fork"):
+        return 1
+    want = os.environ.get("AMA_SCAN_WORKERS", "")
+    if want.isdigit():
+        return max(1, min(int(want), 64))
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, 8, total_bytes // MIN_BYTES_PER_WORKER))
+
+
+def split(items: Sequence[Any], sizes: Sequence[int], parts: int) -> list[list[int]]:
+    """Indexes of ``items`` in ``parts`` groups of about equal total size (order kept)."""
+    total = sum(sizes) or 1
+    groups: list[list[int]] = [[] for _ in range(parts)]
+    acc = 0
+    for i, size in enumerate(sizes):
+        g = min(parts - 1, acc * parts // total)
+        groups[g].append(i)
+        acc += size
+    return [g for g in groups if g]
+
+
+def run(work: Callable[[list[int]], T], groups: list[list[int]]) -> list[T]:
+    """``[work(g) for g in groups]``, the groups after the first in forked children."""
+    if len(groups) <= 1:
+        return [work(g) for g in groups]
+    sys.stdout.flush()
+    sys.stderr.flush()
+    children: list[tuple[int, int, list[int]]] = []
+    for g in groups[1:]:
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: compute, send, leave without running the parent's cleanups
+            code = 1
+            try:
+                os.close(r)
+                data = marshal.dumps(work(g))
+                with os.fdopen(w, "wb") as out:
+                    out.write(data)
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(w)
+        children.append((pid, r, g))
+    results = [work(groups[0])]
+    for pid, r, g in children:
+        with os.fdopen(r, "rb") as f:
+            data = f.read()
+        _, status = os.waitpid(pid, 0)
+        if os.waitstatus_to_exitcode(status) == 0 and data:
+            results.append(marshal.loads(data))
+        else:
+            results.append(work(g))
+    return results
