@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 
 from ama.cli.util import add_session_dir, print_json, sessions_dir
+from ama.index.helpfmt import Formatter
 
 
 def build_parser(prog: str) -> argparse.ArgumentParser:
@@ -22,6 +23,7 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
         prog=prog,
         description="Check ama's setup and report problems, section by section.",
         epilog="Sections: " + ", ".join(name for name, _ in SECTIONS) + ".",
+        formatter_class=Formatter,
     )
     p.add_argument(
         "--reindex",

@@ -14,6 +14,7 @@ import time
 
 from ama.cli.util import add_session_dir, local_time, one_line, print_json, sessions_dir
 from ama.errors import InvalidArguments
+from ama.index.helpfmt import Formatter
 
 STATUSES = ("CREATED", "RUNNING", "COMPLETED", "FAILED", "CANCELLED")
 
@@ -24,12 +25,14 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
         description="The run ledger: every prompt the agent ran, with its status, terminal reason and steps. "
         "Runs are recorded in the session files (ama.run entries) and read through the session index.",
         epilog="Exit codes: 0 found (also an empty list), 2 bad arguments or unknown execution. See docs/runs.md.",
+        formatter_class=Formatter,
     )
     sub = parser.add_subparsers(metavar="COMMAND")
 
     p = sub.add_parser(
         "list",
         help="list runs, most recently updated first",
+        formatter_class=Formatter,
         description="List the runs of this project (or --all, or one --session), most recently updated first, "
         "a page at a time.",
     )
@@ -48,6 +51,7 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "status",
         help="show one run",
+        formatter_class=Formatter,
         description="Show a run's status, terminal reason, step index and times; --verbose adds its recent steps "
         "and last entries; --watch refreshes until the run ends.",
     )

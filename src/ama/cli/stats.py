@@ -13,6 +13,7 @@ from datetime import date
 
 from ama.cli.util import add_session_dir, print_json, sessions_dir
 from ama.errors import InvalidArguments
+from ama.index.helpfmt import Formatter
 
 DESCRIPTION = """\
 Count what the sessions of this project (or --all) did: model requests by kind, turns and
@@ -26,9 +27,7 @@ session files instead and neither reads nor writes the index.  See docs/stats.md
 
 
 def build_parser(prog: str) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog=prog, description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    p = argparse.ArgumentParser(prog=prog, description=DESCRIPTION, formatter_class=Formatter)
     p.add_argument(
         "--since", metavar="WHEN", help="first day: today, yesterday, 7d, 4w or YYYY-MM-DD (local, inclusive)"
     )

@@ -128,6 +128,7 @@ def extract(
     rstate = st.runs
     fx = out.facts
     version = st.version
+    message_ts: list[Any] = []  # timestamps of message lines: the last parseable one is last_ms
     while pos < n:
         e = find(b"\n", pos)
         term = e >= 0
@@ -156,9 +157,7 @@ def extract(
             continue
         t = obj.type
         if t == "message":
-            ms = ts_ms(obj.timestamp)
-            if ms:
-                st.last_ms = ms
+            message_ts.append(obj.timestamp)
         if t == "session":
             st.damaged += 1
         elif t == "leaf" and L.leaf_line_ok(obj):
@@ -217,6 +216,11 @@ def extract(
                 if rec is not None:
                     apply_record(rstate, rec, k, ts_ms(obj.timestamp), out.runs)
         pos = nxt
+    for ts in reversed(message_ts):
+        ms = ts_ms(ts)
+        if ms:
+            st.last_ms = ms
+            break
     out.end = pos
     return out
 

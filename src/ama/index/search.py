@@ -254,7 +254,15 @@ def _file_hits(path: str, data: bytes, cand: list[int] | None, q: SearchQuery, h
         return
     chunk = extract(data, pos, state, facts=False, runs=False, doc_lines=None if cand is None else set(cand))
     view = _FileView(
-        path, state.session_id, state.cwd, state.version, chunk.parents, chunk.offs, chunk.lens, chunk.users, state.leaf
+        path,
+        state.session_id,
+        state.cwd,
+        state.version,
+        chunk.parents,
+        chunk.offs,
+        chunk.lens,
+        chunk.users,
+        state.leaf,
     )
     for k, part, role, text in chunk.docs:
         o, n = chunk.offs[k - 1], chunk.lens[k - 1]
@@ -391,7 +399,8 @@ def from_index(db: sqlite3.Connection, root_id: int, q: SearchQuery) -> list[Hit
             keys = [
                 r & 0xFFFFFFFF
                 for (r,) in db.execute(
-                    "SELECT rowid FROM fts WHERE fts MATCH ? AND rowid BETWEEN ? AND ?", (fq, lo, lo | 0xFFFFFFFF)
+                    "SELECT rowid FROM fts WHERE fts MATCH ? AND rowid BETWEEN ? AND ?",
+                    (fq, lo, lo | 0xFFFFFFFF),
                 )
             ]
             if not keys:

@@ -13,7 +13,7 @@ import sys
 import time
 from array import array
 from collections.abc import Callable
-from dataclasses import asdict, fields
+from dataclasses import fields
 
 from ama.index import extract as X
 from ama.index.facts import open_turn
@@ -179,7 +179,7 @@ def _index_file(db: sqlite3.Connection, rid: int, path: str, days: Days, texts: 
         _drop(db, rid, path)
         return 0
     summary = summarize_bytes(data, path, size=st.st_size, mtime_ns=st.st_mtime_ns)
-    summary_json = json.dumps(asdict(summary), ensure_ascii=False)
+    summary_json = json.dumps(vars(summary), ensure_ascii=False)  # a flat dataclass: no asdict() copy
     grown = (
         row is not None
         and row[6] == 1
