@@ -87,23 +87,16 @@ def _query(root: str, *, no_cache: bool, steps: int = 0, **kw):
     from ama.index import runs as R
 
     if not no_cache:
-        from ama.index.access import note, open_current
-        from ama.index.db import IndexUnavailable
+        from ama.index.access import with_index
 
-        try:
-            db, info = open_current(root)
-        except IndexUnavailable as err:
-            note(err)
-        else:
-            try:
-                found = R.from_index(db, info.root_id, steps=steps, **kw)
-                offsets = {}
-                if steps:
-                    for r in found:
-                        offsets[r.path] = R.offsets_from_index(db, info.root_id, r.path)
-                return found, offsets
-            finally:
-                db.close()
+        def query(db, info):
+            found = R.from_index(db, info.root_id, steps=steps, **kw)
+            offsets = {r.path: R.offsets_from_index(db, info.root_id, r.path) for r in found} if steps else {}
+            return found, offsets
+
+        res = with_index(root, query)
+        if res is not None:
+            return res[0]
     found = R.scan(root, steps=steps, **kw)
     offsets = {r.path: R.offsets_by_scan(r.path) for r in found} if steps else {}
     return found, offsets

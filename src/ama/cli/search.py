@@ -76,20 +76,11 @@ def find_hits(root: str, q, *, no_cache: bool) -> list:
     from ama.index import search as S
 
     if not no_cache:
-        from ama.index.access import note, open_current
-        from ama.index.db import IndexUnavailable
+        from ama.index.access import with_index
 
-        try:
-            db, info = open_current(root)
-        except IndexUnavailable as err:
-            note(err)
-        else:
-            try:
-                hits = S.from_index(db, info.root_id, q)
-            finally:
-                db.close()
-            if hits is not None:
-                return hits
+        res = with_index(root, lambda db, info: S.from_index(db, info.root_id, q))
+        if res is not None and res[0] is not None:
+            return res[0]
     return S.scan(root, q)
 
 

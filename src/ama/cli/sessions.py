@@ -97,22 +97,12 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
 def _summaries(root: str, no_cache: bool) -> list:
     """The catalog from the session index (refreshed), or by scanning the files: the same."""
     if not no_cache:
-        from ama.index.access import note, open_current
-        from ama.index.db import IndexUnavailable
+        from ama.index.access import with_index
+        from ama.index.listing import summaries
 
-        try:
-            db, info = open_current(root)
-        except IndexUnavailable as err:
-            note(err)
-        else:
-            try:
-                from ama.index.listing import summaries
-
-                return summaries(db, info, root)
-            except IndexUnavailable as err:
-                note(err)
-            finally:
-                db.close()
+        res = with_index(root, lambda db, info: summaries(db, info, root))
+        if res is not None:
+            return res[0]
     from ama.session.catalog import scan
 
     return scan(root)
@@ -157,7 +147,7 @@ def sessions_list(args: argparse.Namespace) -> int:
 
 def _relist(args: argparse.Namespace) -> list[str]:
     out = ["ama sessions list"]
-    for flag in ("all", "archived", "include_subagents"):
+    for flag in ("all", "archived", "include_subagents", "no_cache"):
         if getattr(args, flag):
             out.append("--" + flag.replace("_", "-"))
     if args.limit != 50:

@@ -104,20 +104,16 @@ def _gather(root: str, q, *, no_cache: bool):
     from ama.index import stats as S
 
     if not no_cache:
-        from ama.index.access import note, open_current
-        from ama.index.db import IndexUnavailable
+        from ama.index.access import with_index
 
-        try:
-            db, info = open_current(root)
-        except IndexUnavailable as err:
-            note(err)
-        else:
-            try:
-                g = S.from_index(db, info.root_id, q)
-            finally:
-                db.close()
+        def query(db, info):
+            g = S.from_index(db, info.root_id, q)
             g.counts.scanned, g.counts.cached = info.scanned, info.cached
             return g
+
+        res = with_index(root, query)
+        if res is not None:
+            return res[0]
     return S.scan(root, q)
 
 

@@ -11,9 +11,13 @@ from __future__ import annotations
 import os
 import sqlite3
 import sys
+from collections.abc import Callable
+from typing import TypeVar
 
 from ama.index.db import IndexUnavailable, connect
 from ama.index.indexer import RefreshInfo, refresh
+
+T = TypeVar("T")
 
 
 def open_current(root: str, *, progress: bool | None = None) -> tuple[sqlite3.Connection, RefreshInfo]:
@@ -43,3 +47,23 @@ def note(err: IndexUnavailable) -> None:
     msg = fallback_note(err)
     if msg:
         print(msg, file=sys.stderr)
+
+
+def with_index(root: str, fn: Callable[[sqlite3.Connection, RefreshInfo], T]) -> tuple[T] | None:
+    """``(fn(db, info),)`` on a current index, or None when the index cannot be used (a
+    one-line note on stderr when it is damaged rather than busy): scan instead."""
+    try:
+        db, info = open_current(root)
+    except IndexUnavailable as err:
+        note(err)
+        return None
+    try:
+        return (fn(db, info),)
+    except IndexUnavailable as err:
+        note(err)
+        return None
+    except sqlite3.Error as e:
+        note(IndexUnavailable(f"the index is not usable ({e}); rebuild it with: ama doctor --reindex"))
+        return None
+    finally:
+        db.close()
