@@ -61,7 +61,7 @@ def run(work: Callable[[list[int]], T], groups: list[list[int]]) -> list[T]:
             code = 1
             try:
                 os.close(r)
-                data = marshal.dumps(work(g))
+                data = marshal.dumps(work(g))  # type: ignore[arg-type]
                 with os.fdopen(w, "wb") as out:
                     out.write(data)
                 code = 0

@@ -124,7 +124,8 @@ def from_index(
     execution_id: str | None = None,
     steps: int = 0,
 ) -> list[Run]:
-    where, args = "f.root_id = ?", [root_id]
+    where = "f.root_id = ?"
+    args: list[Any] = [root_id]
     if project is not None:
         where += " AND f.cwd = ?"
         args.append(project)

@@ -63,9 +63,31 @@ class Hit:
         "on_branch",
     )
 
-    def __init__(self, **kw: Any) -> None:
-        for k, v in kw.items():
-            setattr(self, k, v)
+    def __init__(
+        self,
+        *,
+        session_id: str,
+        path: str,
+        cwd: str,
+        k: int,
+        part: int,
+        n: int | None,
+        entry_id: str,
+        timestamp: str,
+        role: int,
+        text: str,
+        span: tuple[int, int],
+        on_branch: bool,
+    ) -> None:
+        self.session_id, self.path, self.cwd = session_id, path, cwd
+        self.k, self.part, self.n, self.entry_id = k, part, n, entry_id
+        self.timestamp, self.role, self.text, self.span, self.on_branch = (
+            timestamp,
+            role,
+            text,
+            span,
+            on_branch,
+        )
 
     @property
     def locator(self) -> str:
@@ -221,7 +243,7 @@ def _candidates(paths: list[str], q: SearchQuery) -> list:
     data, as it may come back from a forked child."""
     from ama.index.extract import FileState, start
 
-    out = []
+    out: list[list[int] | None] = []
     for path in paths:
         try:
             with open(path, "rb") as f:
@@ -375,7 +397,8 @@ def from_index(db: sqlite3.Connection, root_id: int, q: SearchQuery) -> list[Hit
             by_file.setdefault(rowid >> 32, []).append(rowid & 0xFFFFFFFF)
         if not by_file:
             return []
-    where, args = "root_id = ? AND valid = 1", [root_id]
+    where = "root_id = ? AND valid = 1"
+    args: list[Any] = [root_id]
     if q.project is not None:
         where += " AND cwd = ?"
         args.append(q.project)

@@ -213,9 +213,7 @@ def _endpoint(p: str, m: str, c: str) -> str:
     return f"{base}@{c}" if c else base
 
 
-def _group_key(by: str | None, day: str, p: str, m: str, c: str, cwd: str) -> str | None:
-    if by is None:
-        return None
+def _group_key(by: str, day: str, p: str, m: str, c: str, cwd: str) -> str:
     if by == "day":
         return day or "(no date)"
     if by == "week":
