@@ -40,7 +40,10 @@ def measure_any_rc(argv: list[str], runs: int, env: dict) -> dict:
         if i >= 2:
             times.append((time.perf_counter() - t0) * 1000)
     times.sort()
-    return {"median_ms": round(statistics.median(times), 1), "p95_ms": round(times[int(len(times) * 0.95) - 1], 1)}
+    return {
+        "median_ms": round(statistics.median(times), 1),
+        "p95_ms": round(times[int(len(times) * 0.95) - 1], 1),
+    }
 
 
 def main() -> int:
@@ -52,7 +55,9 @@ def main() -> int:
     base = Path(a.dir)
     sessions, home = base / "sessions", base / "home"
     if not sessions.exists():
-        subprocess.run([sys.executable, str(ROOT / "bench" / "gen_sessions.py"), "--out", str(sessions)], check=True)
+        subprocess.run(
+            [sys.executable, str(ROOT / "bench" / "gen_sessions.py"), "--out", str(sessions)], check=True
+        )
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "src" / "ama")], check=True)
     env = {**os.environ, "AMA_HOME": str(home), "PYTHONPATH": str(ROOT / "src")}
     env.pop("AMA_SCAN_WORKERS", None)
@@ -87,11 +92,44 @@ def main() -> int:
     run("`ama stats --all` (indexed)", [*ama, "stats", "--all", *sd])
     run("`ama stats --all --by model` (indexed)", [*ama, "stats", "--all", "--by", "model", *sd])
     for kw, what in (("parser", "common word"), ("xyzzy", "no match")):
-        run(f"`ama sessions search {kw} --all --no-cache` ({what}, cold)", [*ama, "sessions", "search", kw, "--all", "--no-cache", *sd])
-        run(f"`ama sessions search {kw} --all` ({what}, indexed)", [*ama, "sessions", "search", kw, "--all", *sd])
+        run(
+            f"`ama sessions search {kw} --all --no-cache` ({what}, cold)",
+            [*ama, "sessions", "search", kw, "--all", "--no-cache", *sd],
+        )
+        run(
+            f"`ama sessions search {kw} --all` ({what}, indexed)",
+            [*ama, "sessions", "search", kw, "--all", *sd],
+        )
         run(f"`rg -i {kw}` over the same files", ["rg", "-i", kw, str(sessions)], any_rc=True)
     run("`ama sessions list --all --no-cache`", [*ama, "sessions", "list", "--all", "--no-cache", *sd])
     run("`ama sessions list --all` (indexed)", [*ama, "sessions", "list", "--all", *sd])
+
+    # the same without `site` (this machine's site-packages runs a .pth hook that imports
+    # certifi at every start): the interpreter's own cost, then ours on top of it
+    import site
+
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), *site.getsitepackages()])
+    bare = [sys.executable, "-S", "-m", "ama"]
+    run("without site: `python -S -c pass`", [sys.executable, "-S", "-c", "pass"])
+    run("without site: `ama stats --all --no-cache`", [*bare, "stats", "--all", "--no-cache", *sd])
+    run("without site: `ama stats --all` (indexed)", [*bare, "stats", "--all", *sd])
+    run(
+        "without site: `ama sessions search parser --all --no-cache`",
+        [*bare, "sessions", "search", "parser", "--all", "--no-cache", *sd],
+    )
+    run(
+        "without site: `ama sessions search parser --all` (indexed)",
+        [*bare, "sessions", "search", "parser", "--all", *sd],
+    )
+    run(
+        "without site: `ama sessions search xyzzy --all --no-cache`",
+        [*bare, "sessions", "search", "xyzzy", "--all", "--no-cache", *sd],
+    )
+    run(
+        "without site: `ama sessions search xyzzy --all` (indexed)",
+        [*bare, "sessions", "search", "xyzzy", "--all", *sd],
+    )
+    env["PYTHONPATH"] = str(ROOT / "src")
 
     # one appended turn: re-index time in-process, and a whole `ama stats` after it
     from ama.index import db as D
@@ -154,14 +192,20 @@ def _turn_lines(path: Path) -> bytes:
                 '"cacheRead":1000,"cacheWrite":0,"totalTokens":1120},"stopReason":"toolUse","timestamp":0}'
             )
         elif kind == "toolResult":
-            msg = '{"role":"toolResult","toolCallId":"c1","toolName":"read","content":[{"type":"text","text":"' + "x" * 1800 + '"}],"isError":false,"timestamp":0}'
+            msg = (
+                '{"role":"toolResult","toolCallId":"c1","toolName":"read","content":[{"type":"text","text":"'
+                + "x" * 1800
+                + '"}],"isError":false,"timestamp":0}'
+            )
         else:
             msg = (
                 '{"role":"assistant","content":[{"type":"text","text":"done"}],"api":"anthropic-messages","provider":"anthropic",'
                 '"model":"claude-sonnet-4-5","usage":{"input":10,"output":5,"cacheRead":1100,"cacheWrite":0,"totalTokens":1115},'
                 '"stopReason":"stop","timestamp":0}'
             )
-        out.append(f'{{"type":"message","id":"{eid}","parentId":"{parent}","timestamp":"{ts}","message":{msg}}}')
+        out.append(
+            f'{{"type":"message","id":"{eid}","parentId":"{parent}","timestamp":"{ts}","message":{msg}}}'
+        )
         parent = eid
     return ("\n".join(out) + "\n").encode()
 

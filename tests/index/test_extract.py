@@ -197,3 +197,29 @@ def test_damaged_and_pending_headers(tmp_path: Path) -> None:
     assert start(b'{"type":"session","ver')[0] == "pending"
     state, pos = start(HEADER[:-1])  # a complete header without its newline yet
     assert isinstance(state, FileState) and pos == len(HEADER) - 1
+
+
+def test_json_read_back_agrees_with_the_extraction_or_declines() -> None:
+    from ama.index.lines import docs_of_line
+    from ama.index.verify import doc_part
+
+    odd = [
+        b'{"type":"message","id":"x1","parentId":null,"timestamp":"t","message":{"role":"assistant","content":['
+        b'{"type":"toolCall","id":"c","name":"calc","arguments":{"n":1e100,"s":"caf\\u00e9 \\u2028"}},'
+        b'{"type":"toolCall","id":"d","name":"noargs"}],"stopReason":"toolUse"}}',
+        b'{"type":"message","id":"x2","parentId":null,"timestamp":"t","message":{"role":"assistant","content":['
+        b'{"type":"toolCall","id":"c","name":"read","arguments": {"path": "a b"}}],"stopReason":"toolUse"}}',
+        b'{"type":"message","id":"x3","parentId":null,"timestamp":"t","message":{"role":"assistant","content":['
+        b'{"type":"toolCall","id":"c","name":"w","arguments":{"t":"tab\\tq\\"uote\\\\ \\u0001 / \xc3\xa9"}}],"stopReason":"toolUse"}}',
+    ]
+    lines = [*_corpus().split(b"\n"), *odd]
+    checked = declined = 0
+    for line in lines:
+        for part, role, text in docs_of_line(line, 3):
+            light = doc_part(line, part)
+            if light is None:
+                declined += 1
+                continue
+            checked += 1
+            assert light[:2] == (role, text), line
+    assert checked > 10 and declined >= 2

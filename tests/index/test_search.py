@@ -249,5 +249,7 @@ def test_the_parallel_scan_gives_the_same_hits(corpus: dict) -> None:
     env = {"AMA_SCAN_WORKERS": "3", "AMA_SCAN_SEQUENTIAL_BYTES": "0"}
     for pattern in PATTERNS:
         want = ama("sessions", "search", pattern, "--all", "--json", "--limit", "50").stdout
-        got = ama("sessions", "search", pattern, "--all", "--json", "--limit", "50", "--no-cache", env=env).stdout
+        got = ama(
+            "sessions", "search", pattern, "--all", "--json", "--limit", "50", "--no-cache", env=env
+        ).stdout
         assert got == want, pattern

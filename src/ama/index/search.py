@@ -14,10 +14,13 @@ from __future__ import annotations
 import os
 import sqlite3
 from array import array
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from ama.index.pattern import Pattern
 from ama.index.timeutil import ts_ms
+from ama.index.verify import doc_part
 from ama.session.layout import iter_session_files
 
 # ama.index.lines / extract (msgspec, the session reader) are imported when a line has to
@@ -163,19 +166,41 @@ class _FileView:
         return k in self._branch
 
 
-def _hit(view: _FileView, line: bytes, k: int, part: int, role: int, text: str, q: SearchQuery) -> Hit | None:
+def _ident_of(line: bytes) -> tuple[str, str]:
+    """``(entry id, timestamp)`` of a line, read with msgspec (the scans' decoder)."""
     from ama.index import lines as L
 
+    try:
+        obj = L.decode(line, with_text=False)
+    except L.DecodeError:
+        return "", ""
+    if obj is L.NOT_OBJECT:
+        return "", ""
+    return (
+        obj.id if isinstance(obj.id, str) else "",
+        obj.timestamp if isinstance(obj.timestamp, str) else "",
+    )
+
+
+def _pair(a: str, b: str) -> tuple[str, str]:
+    return a, b
+
+
+def _hit(
+    view: _FileView,
+    k: int,
+    part: int,
+    role: int,
+    text: str,
+    q: SearchQuery,
+    ident: Callable[[], tuple[str, str]],
+) -> Hit | None:
     if q.roles is not None and role not in q.roles:
         return None
     span = q.pattern.find(text)
     if span is None:
         return None
-    try:
-        obj = L.decode(line, with_text=False)
-    except L.DecodeError:
-        return None
-    ts = obj.timestamp if isinstance(obj.timestamp, str) else ""
+    entry_id, ts = ident()
     if q.since_ms is not None and ts_ms(ts) < q.since_ms:
         return None
     return Hit(
@@ -185,7 +210,7 @@ def _hit(view: _FileView, line: bytes, k: int, part: int, role: int, text: str, 
         k=k,
         part=part,
         n=view.user_n.get(k) if role == ROLE_USER else None,
-        entry_id=obj.id if isinstance(obj.id, str) else "",
+        entry_id=entry_id,
         timestamp=ts,
         role=role,
         text=text,
@@ -288,7 +313,7 @@ def _file_hits(path: str, data: bytes, cand: list[int] | None, q: SearchQuery, h
     )
     for k, part, role, text in chunk.docs:
         o, n = chunk.offs[k - 1], chunk.lens[k - 1]
-        h = _hit(view, data[o : o + n], k, part, role, text, q)
+        h = _hit(view, k, part, role, text, q, partial(_ident_of, data[o : o + n]))
         if h is not None:
             hits.append(h)
             if len(hits) > q.limit:
@@ -409,8 +434,6 @@ def from_index(db: sqlite3.Connection, root_id: int, q: SearchQuery) -> list[Hit
         if by_file is None or fid in by_file:
             files.append((_order_key(last_ms, cwd, sid, path), fid))
     files.sort()
-    from ama.index import lines as L
-
     hits: list[Hit] = []
     for _key, fid in files:
         if len(hits) > q.limit:
@@ -446,10 +469,21 @@ def from_index(db: sqlite3.Connection, root_id: int, q: SearchQuery) -> list[Hit
                 if not 0 < k <= len(offs):
                     continue
                 line = os.pread(f.fileno(), lens[k - 1], offs[k - 1])
-                for p, role, text in L.docs_of_line(line, version):
-                    if p != part:
-                        continue
-                    h = _hit(view, line, k, part, role, text, q)
+                light = doc_part(line, part)
+                docs: list[tuple[int, int, str, Callable[[], tuple[str, str]]]]
+                if light is not None:
+                    role, text, eid, ts = light
+                    docs = [(part, role, text, partial(_pair, eid, ts))]
+                else:
+                    from ama.index import lines as L
+
+                    docs = [
+                        (p, role, text, partial(_ident_of, line))
+                        for p, role, text in L.docs_of_line(line, version)
+                        if p == part
+                    ]
+                for p, role, text, ident in docs:
+                    h = _hit(view, k, p, role, text, q, ident)
                     if h is not None:
                         hits.append(h)
                 if len(hits) > q.limit:
