@@ -84,15 +84,14 @@ def stats(args: argparse.Namespace) -> int:
         top=args.top,
     )
     root = sessions_dir(args)
-    g = _gather(root, q, no_cache=args.no_cache)
-    report = S.aggregate(g, q)
+    report, counts = _report(root, q, no_cache=args.no_cache)
     if args.json:
         print_json(
             {
                 "range": {"since": q.since, "until": q.until},
                 "scope": {"project": project},
                 **report,
-                "files": g.counts.to_json(),
+                "files": counts,
             }
         )
         return 0
@@ -100,21 +99,22 @@ def stats(args: argparse.Namespace) -> int:
     return 0
 
 
-def _gather(root: str, q, *, no_cache: bool):
+def _report(root: str, q, *, no_cache: bool) -> tuple[dict, dict]:
+    """The report and the file counts, from the index (refreshed) or by scanning."""
     from ama.index import stats as S
 
     if not no_cache:
         from ama.index.access import with_index
 
         def query(db, info):
-            g = S.from_index(db, info.root_id, q)
-            g.counts.scanned, g.counts.cached = info.scanned, info.cached
-            return g
+            report, invalid = S.cached_report(db, info.root_id, q)
+            return report, {"scanned": info.scanned, "cached": info.cached, "invalid": invalid}
 
         res = with_index(root, query)
         if res is not None:
             return res[0]
-    return S.scan(root, q)
+    g = S.scan(root, q)
+    return S.aggregate(g, q), g.counts.to_json()
 
 
 # --- rendering ----------------------------------------------------------------------------

@@ -131,6 +131,15 @@ def m001_initial(db: sqlite3.Connection) -> None:
     )
 
 
+@migration
+def m002_query_cache(db: sqlite3.Connection) -> None:
+    """Reports of read-only queries (``ama stats``), valid while the index's ``generation``
+    (bumped by every write) is the same."""
+    db.execute(
+        "CREATE TABLE query_cache (key TEXT PRIMARY KEY, generation INTEGER NOT NULL, value TEXT NOT NULL)"
+    )
+
+
 def path() -> str:
     from ama.config.paths import data_dir
 

@@ -124,6 +124,7 @@ def write(
                 db.execute("BEGIN IMMEDIATE")
                 texts, pending = [], 0
         _add_terms(db, texts)
+        _set_meta(db, "generation", str(int(meta(db, "generation") or 0) + 1))
         db.execute("COMMIT")
         if bar is not None:
             bar.close()
