@@ -171,7 +171,8 @@ def test_status_exit_codes_and_verbose(ledger: dict) -> None:
     out = ama("runs", "status", "run-ok").stdout
     assert "COMPLETED (stop)" in out and "Refused" in out
     v = ama_json("runs", "status", "run-ok", "--verbose")
-    assert [s["tools"] for s in v["recentSteps"]] == ["read,grep", ""]
+    assert [s["tools"] for s in v["recentSteps"]] == [["read", "grep"], []]
+    assert [s["stopReason"] for s in v["recentSteps"]] == ["toolUse", "stop"]
     assert [e["type"] for e in v["tailEvents"]][-1] == "custom"
     assert v["tailEvents"][0]["entry"] == 1
     text = ama("runs", "status", "run-ok", "--verbose").stdout

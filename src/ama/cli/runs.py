@@ -241,7 +241,8 @@ def _show(run, offsets, args: argparse.Namespace) -> None:
         for s in d.get("recentSteps") or []:
             err = f"  error: {one_line(s['error'], 60)}" if s["error"] else ""
             print(
-                f"  #{s['step']:<3} @{s['k']:<5} {local_time(s['timestamp'])}  {s['stop_reason'] or '-':<8}  {s['tools'] or '-'}{err}"
+                f"  #{s['step']:<3} @{s['entry']:<5} {local_time(s['timestamp'])}  {s['stopReason'] or '-':<8}  "
+                f"{','.join(s['tools']) or '-'}{err}"
             )
         if not d.get("recentSteps"):
             print("  (none)")

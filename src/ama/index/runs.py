@@ -18,7 +18,13 @@ from typing import Any
 from ama.index.timeutil import iso_of_ms
 from ama.session.layout import iter_session_files
 
-STEP_COLS = ("step", "k", "entry_id", "timestamp", "stop_reason", "tools", "error")
+STEP_COLS = ("step", "entry", "entryId", "timestamp", "stopReason", "tools", "error")  # JSON keys of a step
+
+
+def _step(row: tuple) -> dict:
+    d = dict(zip(STEP_COLS, row))
+    d["tools"] = d["tools"].split(",") if d["tools"] else []
+    return d
 
 
 class Run:
@@ -145,7 +151,7 @@ def from_index(
         st = None
         if steps:
             st = [
-                dict(zip(STEP_COLS, s))
+                _step(s)
                 for s in db.execute(
                     "SELECT step, k, entry_id, timestamp, stop_reason, tools, error FROM run_steps"
                     " WHERE file_id = ? AND execution_id = ? ORDER BY step DESC LIMIT ?",
@@ -187,7 +193,7 @@ def scan(
             d = {n: getattr(rec, n) for n in _NAMES}
             st = None
             if steps:
-                st = [dict(zip(STEP_COLS, s[1:])) for s in chunk.steps if s[0] == rec.execution_id][-steps:]
+                st = [_step(s[1:]) for s in chunk.steps if s[0] == rec.execution_id][-steps:]
             out.append(Run(path, state.session_id, state.cwd, d, st))
     return out
 
