@@ -210,3 +210,20 @@ def test_refresh_in_process_counts(sessions_dir: Path) -> None:
     finally:
         db.close()
     assert (first.scanned, first.cached, second.scanned, second.cached) == (1, 0, 0, 1)
+
+
+def test_concurrent_first_use(sessions_dir: Path) -> None:
+    for _ in range(40):
+        session(sessions_dir, turns=2)
+    procs = [
+        subprocess.Popen(ama_cmd("stats", "--all", "--json"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(3)
+    ]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert all(p.returncode == 0 for p in procs), outs
+    reports = [json.loads(out) for out, _err in outs]
+    for r in reports:
+        r.pop("files")
+    assert reports[0] == reports[1] == reports[2] and reports[0]["requests"] == 80
+    assert all(err == "" for _out, err in outs)
+    assert rows("SELECT count(*) FROM files") == [(40,)]

@@ -164,8 +164,8 @@ def _drop(db: sqlite3.Connection, rid: int, path: str) -> None:
 
 
 _ROW = (
-    "f.id, f.size, f.ino, f.offset, d.head, d.tail, f.valid, d.state, d.parents, d.offs, d.lens, d.users, f.ndocs"
-    " FROM files f JOIN file_data d ON d.file_id = f.id"
+    "f.id, f.size, f.ino, f.offset, d.head, d.tail, f.valid, d.state, d.parents, d.offs, d.lens, d.users, f.ndocs,"
+    " f.mtime_ns FROM files f JOIN file_data d ON d.file_id = f.id"
 )
 
 
@@ -175,6 +175,8 @@ def _index_file(db: sqlite3.Connection, rid: int, path: str, days: Days, texts: 
     try:
         with open(path, "rb") as f:
             st = os.fstat(f.fileno())
+            if row is not None and (row[1], row[13], row[2]) == (st.st_size, st.st_mtime_ns, st.st_ino):
+                return 0  # another process indexed it meanwhile (between two of our commits)
             data = f.read()
     except OSError:
         _drop(db, rid, path)
