@@ -143,8 +143,11 @@ def test_double_escape_rewind_and_restore_on_cancel_in_tmux(tmp_path: Path, ama_
         subprocess.run(["tmux", "send-keys", "-t", name, "C-u", "slow one", "Enter"], check=True)
         wait_for(name, "> slow one")
         subprocess.run(["tmux", "send-keys", "-t", name, "Escape"], check=True)
-        screen = wait_for(name, "the prompt is back in the input")
-        assert screen.rstrip().endswith("> slow one")
+        wait_for(name, "the prompt is back in the input")
+        deadline = time.monotonic() + 30
+        while not pane(name).rstrip().endswith("> slow one"):  # the refilled input line
+            assert time.monotonic() < deadline, pane(name)
+            time.sleep(0.1)
         subprocess.run(["tmux", "send-keys", "-t", name, "C-u", "C-d"], check=True)
         wait_for(name, "EXITED=0")
     finally:
