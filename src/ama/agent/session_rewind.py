@@ -46,7 +46,8 @@ def _is_point(e: Any) -> bool:
 def rewind_points(agent: AgentSession) -> list[dict[str, Any]]:
     tracker = agent.checkpoints
     out = []
-    for e in agent.session.branch():
+    branch: list[Any] = agent.session.branch()
+    for e in branch:
         if _is_point(e):
             out.append(
                 {
@@ -88,7 +89,8 @@ def recompute_read_files(agent: AgentSession, forget: list[str]) -> None:
 
     calls: dict[str, str] = {}
     done: list[str] = []
-    for e in agent.session.branch():
+    branch: list[Any] = agent.session.branch()
+    for e in branch:
         if e.type != "message":
             continue
         m = e.message
@@ -268,7 +270,7 @@ async def summarize_up_to(agent: AgentSession, entry_id: str, instructions: str 
     if agent.busy:
         raise Busy("cannot compact while a run is in progress; abort it first")
     _point(agent, entry_id)
-    branch = agent.session.branch()
+    branch: list[Any] = agent.session.branch()
     start = next(i for i, e in enumerate(branch) if e.id == entry_id)
     before = branch[:start]
     tokens_before = sum(

@@ -104,14 +104,21 @@ async def print_main(args: argparse.Namespace) -> int:
     from ama.messages import TextContent
 
     reused = resolve_from(args)
-    text = _prompt_text(args, read_stdin=True)
+    text = _prompt_text(args, read_stdin=reused is None or not sys.stdin.isatty())
     images: list = []
     if reused is not None:
+        from ama.index.reuse import compose_prompt
+
         base, images = reused
-        text = f"{base}\n\n{text}" if text else base
+        text = compose_prompt(base, text)
     if not text:
         raise InvalidArguments("no prompt: give it as arguments or on stdin (ama -p 'fix the tests')")
     agent, warnings = build_agent(agent_options(args))
+    if images and not getattr(agent.model, "images", True):
+        await agent.close()
+        raise InvalidArguments(
+            f"the reused message has {len(images)} image(s) and model {agent.model.ref} does not take images"
+        )
     for w in warnings:
         print(f"ama: warning: {w}", file=sys.stderr)
     fmt = args.output_format

@@ -8,6 +8,7 @@ error response.  Parameters are checked against ``SPECS`` before the handler run
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -376,6 +377,52 @@ async def cmd_summarize_from(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any
 @command("summarize_up_to", entryId=("str", True), instructions=("str", False))
 async def cmd_summarize_up_to(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
     return await srv.agent.summarize_up_to(p["entryId"], p.get("instructions"))
+
+
+# --- export and search ------------------------------------------------------------------
+
+EXPORT_INLINE_LIMIT = 1024 * 1024
+
+
+@command("export", format=("str", False), branch=("str", False))
+async def cmd_export(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
+    """Inline Markdown of the current session, redacted; never written to a host path
+    chosen by the client (seeds/002)."""
+    import hashlib
+
+    from ama.export import export_session
+
+    if p.get("format", "md") != "md":
+        raise InvalidArguments("export: only format 'md' is available over RPC (inline Markdown)")
+    path = srv.agent.session.path
+    if path is None:
+        raise AmaError("unsupported", "export: this session is in memory (no file to export)")
+    body = export_session(path, "md", p.get("branch", "leaf"))
+    if len(body) > EXPORT_INLINE_LIMIT:
+        raise AmaError("too_large", f"export: {len(body)} bytes is over the 1 MiB inline limit; use ama sessions export")
+    return {"markdown": body.decode("utf-8"), "bytes": len(body), "sha256": hashlib.sha256(body).hexdigest()}
+
+
+@command("search", query=("str", True), all=("bool", False), role=("str", False), since=("str", False), limit=("int", False))
+async def cmd_search(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
+    """Full-text search of sessions, as ``ama sessions search --json``."""
+    from ama.cli.search import _roles, _since_ms, find_hits
+    from ama.index.pattern import Pattern
+    from ama.index.search import SearchQuery
+
+    limit = p.get("limit", 20)
+    if limit < 1:
+        raise InvalidArguments(f"search: limit must be at least 1, got {limit}")
+    q = SearchQuery(
+        Pattern(p["query"]),
+        project=None if p.get("all") else srv.agent.cwd,
+        roles=_roles(p.get("role")),
+        since_ms=_since_ms(p.get("since")),
+        limit=limit,
+    )
+    loop = asyncio.get_running_loop()
+    hits = await loop.run_in_executor(None, lambda: find_hits(os.path.abspath(srv.sessions_dir), q, no_cache=False))
+    return {"hits": [h.to_json() for h in hits[:limit]], "more": len(hits) > limit}
 
 
 unsupported("plan_response", "plan mode and plan approval are not built yet", planId=("str", True), decision=("str", True))
