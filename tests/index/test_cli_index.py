@@ -22,7 +22,11 @@ with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.St
         main(sys.argv[1:])
     except SystemExit:
         pass
-heavy = sorted(m for m in sys.modules if m.split(".")[0] in {"httpx", "rich", "prompt_toolkit"} or m.startswith(("ama.ai", "ama.agent")))
+# doctor reads the model registry (names, keys, prices); no command may load a transport
+transport = {"ama.ai.http", "ama.ai.http11", "ama.ai.streaming", "ama.ai.anthropic", "ama.ai.openai_completions"}
+doctor = sys.argv[1:2] == ["doctor"]
+heavy = sorted(m for m in sys.modules if m.split(".")[0] in {"httpx", "rich", "prompt_toolkit"}
+               or m.startswith("ama.agent") or m in transport or (m.startswith("ama.ai") and not doctor))
 print(",".join(heavy))
 """
 

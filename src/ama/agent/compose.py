@@ -11,9 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ama.agent.session import AgentSession, default_output_dir
+from ama.ai.models import DEFAULT_MODELS
 from ama.errors import AmaError, NotFound
-
-DEFAULT_MODELS = (("ANTHROPIC_API_KEY", "anthropic/claude-sonnet-4-5"), ("OPENAI_API_KEY", "openai/gpt-4.1"))
 
 
 @dataclass

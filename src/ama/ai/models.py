@@ -60,3 +60,6 @@ def builtin_models() -> list[Model]:
                 )
             )
     return out
+
+#: the model used when none is configured: the first whose key variable is set
+DEFAULT_MODELS = (("ANTHROPIC_API_KEY", "anthropic/claude-sonnet-4-5"), ("OPENAI_API_KEY", "openai/gpt-4.1"))

@@ -2,8 +2,8 @@
 session index from the session files.
 
 Each section is a function ``section_<name>(args) -> dict`` with ``title``, ``ok`` and
-``lines`` (and data for ``--json``), listed in :data:`SECTIONS`; add a section by adding a
-function.  Imports stay light (no HTTP client, no terminal toolkit).
+``lines`` (and data for ``--json``), listed in ``_checks()`` (the index here, the others in
+``doctor_checks.py``); add a section by adding a function.  Imports stay light (no HTTP client, no terminal toolkit).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=prog,
         description="Check ama's setup and report problems, section by section.",
-        epilog="Sections: " + ", ".join(name for name, _ in SECTIONS) + ".",
+        epilog="Sections: " + ", ".join(SECTION_NAMES) + ".",
         formatter_class=Formatter,
     )
     p.add_argument(
@@ -140,15 +140,27 @@ def section_index(args: argparse.Namespace) -> dict:
     return out
 
 
-SECTIONS: list[tuple[str, Callable[[argparse.Namespace], dict]]] = [
-    ("index", section_index),
-]
+def _checks() -> list[tuple[str, Callable[[argparse.Namespace], dict]]]:
+    from ama.cli import doctor_checks as c
+
+    return [
+        ("python", c.section_python),
+        ("config", c.section_config),
+        ("providers", c.section_providers),
+        ("data", c.section_data),
+        ("index", section_index),
+        ("tools", c.section_tools),
+        ("sandbox", c.section_sandbox),
+    ]
+
+
+SECTION_NAMES = ("python", "config", "providers", "data", "index", "tools", "sandbox")
 
 
 def doctor(args: argparse.Namespace) -> int:
     if args.reindex:
         args.reindexed = reindex(os.path.abspath(sessions_dir(args)))
-    results = {name: fn(args) for name, fn in SECTIONS}
+    results = {name: fn(args) for name, fn in _checks()}
     if args.json:
         print_json({"sections": results, "ok": all(r.get("ok", True) for r in results.values())})
         return 0
