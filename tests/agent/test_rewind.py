@@ -204,3 +204,33 @@ def test_first_request_after_rewind_is_byte_identical_up_to_the_point(tmp_path: 
     assert json.loads(before)["messages"][:-1] == json.loads(after)["messages"][:-1]
     # the first differing byte is inside the rewritten user message, the last one sent
     assert shared.endswith(b'{"content":"second question') and after[common:].startswith(b", rephrased")
+
+
+def test_shadow_git_rewinds_bash_changes(tmp_path: Path, ws: Path, ama_home: Path) -> None:
+    (ama_home / "config.json").write_text(json.dumps({"checkpoints": {"mode": "shadow-git"}}))
+    (ws / "keep.txt").write_text("original\n")
+    model = write_script(
+        tmp_path / "s.json",
+        [
+            {"toolCalls": [{"name": "bash", "arguments": {"command": "echo new > made.txt && echo changed > keep.txt && rm -f gone.txt"}}]},
+            "done with bash",
+            "second turn",
+        ],
+        mode="sequence",
+    )
+    (ws / "gone.txt").write_text("to be deleted\n")
+
+    async def go():
+        agent, _ = await make_agent(ws, model, permission_mode="full-auto")
+        await agent.prompt("shuffle files with bash")
+        await agent.prompt("anything")  # a new turn: its snapshot holds bash's changes
+        point = agent.rewind_points()[0]["entryId"]
+        res = await agent.rewind(point, "both")
+        await agent.close()
+        return res
+
+    res = run(go())
+    assert not (ws / "made.txt").exists()
+    assert (ws / "keep.txt").read_text() == "original\n" and (ws / "gone.txt").read_text() == "to be deleted\n"
+    assert sorted(res["code"]["restored"]) == ["gone.txt", "keep.txt"] and res["code"]["deleted"] == ["made.txt"]
+    assert res["code"]["conflicts"] == []
