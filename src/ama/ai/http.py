@@ -167,23 +167,7 @@ async def post_sse(
     try:
         builder.http_status = resp.status_code
         if resp.status_code >= 400:
-            raw = bytearray()
-            try:
-                async for chunk in resp.aiter_bytes():
-                    builder.mark_first_byte()
-                    raw += chunk
-                    if len(raw) > _MAX_ERROR_BODY:
-                        break
-            except http11.HttpError:
-                pass  # report the status with what arrived
-            message, err_type = error_message_from_body(resp.status_code, bytes(raw))
-            raise error_for_status(
-                resp.status_code,
-                message,
-                error_type=err_type,
-                retry_after=parse_retry_after(resp.headers),
-                provider=provider,
-            )
+            raise await _status_error(resp, builder, provider, (http11.HttpError,))
 
         async def chunks() -> AsyncIterator[bytes]:
             async for chunk in resp.aiter_bytes():
@@ -197,6 +181,24 @@ async def post_sse(
             raise _transport_error(e, provider, started=True) from e
     finally:
         await resp.aclose()
+
+
+async def _status_error(resp: Any, builder: MessageBuilder, provider: str, transport: tuple) -> ProviderError:
+    """The error for an HTTP error status, with the message from (the start of) its body.
+    ``transport``: exceptions that cut the body short; the status is reported anyway."""
+    raw = bytearray()
+    try:
+        async for chunk in resp.aiter_bytes():
+            builder.mark_first_byte()
+            raw += chunk
+            if len(raw) > _MAX_ERROR_BODY:
+                break
+    except transport:
+        pass
+    message, err_type = error_message_from_body(resp.status_code, bytes(raw))
+    return error_for_status(
+        resp.status_code, message, error_type=err_type, retry_after=parse_retry_after(resp.headers), provider=provider
+    )
 
 
 def _transport_error(e: Exception, provider: str, *, started: bool) -> ProviderError:
@@ -223,20 +225,7 @@ async def _post_sse_httpx(
         async with _client(url.startswith("https:")).stream("POST", url, content=body, headers=headers, timeout=_timeout(options)) as resp:
             builder.http_status = resp.status_code
             if resp.status_code >= 400:
-                raw = bytearray()
-                async for chunk in resp.aiter_bytes():
-                    builder.mark_first_byte()
-                    raw += chunk
-                    if len(raw) > _MAX_ERROR_BODY:
-                        break
-                message, err_type = error_message_from_body(resp.status_code, bytes(raw))
-                raise error_for_status(
-                    resp.status_code,
-                    message,
-                    error_type=err_type,
-                    retry_after=parse_retry_after(resp.headers),
-                    provider=provider,
-                )
+                raise await _status_error(resp, builder, provider, ())
 
             async def chunks() -> AsyncIterator[bytes]:
                 async for chunk in resp.aiter_bytes():

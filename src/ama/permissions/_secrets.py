@@ -20,19 +20,9 @@ import posixpath
 import re
 
 from ama.permissions._dangerous import expand_home
+from ama.sandbox.bash import AUTH_FILE
+from ama.sandbox.bash import CREDENTIAL_PATHS as HOME_SECRETS  # one list: the sandbox hides what asks here
 
-HOME_SECRETS = (
-    ".ssh",
-    ".gnupg",
-    ".aws",
-    ".kube",
-    ".docker/config.json",
-    ".config/gcloud",
-    ".netrc",
-    ".pgpass",
-    ".git-credentials",
-)
-AUTH_FILE = "auth.json"
 ENV_TEMPLATES = frozenset({".env.example", ".env.sample", ".env.template", ".env.dist", ".env.defaults"})
 
 _B = r"(?<![\w.-])"  # start of a path component
