@@ -26,7 +26,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
-from harness import measure  # noqa: E402
+from harness import measure, write_section  # noqa: E402
 
 SECTION = "## Agent and sessions"
 
@@ -111,15 +111,7 @@ def main() -> int:
     text = "\n".join(table) + "\n"
     print(text)
     if a.write:
-        doc = ROOT / "docs" / "performance.md"
-        current = doc.read_text() if doc.exists() else "# Performance\n"
-        if SECTION in current:
-            head, _, rest = current.partition(SECTION)
-            nxt = rest.find("\n## ")
-            current = head + text + (rest[nxt + 1 :] if nxt >= 0 else "")
-        else:
-            current = current.rstrip("\n") + "\n\n" + text
-        doc.write_text(current)
+        write_section(SECTION[3:], text)
     return 0
 
 

@@ -162,15 +162,10 @@ def main() -> int:
     text = "\n".join(lines) + "\n"
     print(text)
     if a.write:
-        doc = ROOT / "docs" / "performance.md"
-        cur = doc.read_text()
-        if SECTION in cur:
-            head, _, rest = cur.partition(SECTION)
-            nxt = rest.find("\n## ")
-            cur = head + text + (rest[nxt + 1 :] if nxt >= 0 else "")
-        else:
-            cur = cur.rstrip("\n") + "\n\n" + text
-        doc.write_text(cur)
+        sys.path.insert(0, str(HERE))
+        from harness import write_section
+
+        write_section(SECTION[3:], text)
     return 0
 
 

@@ -56,3 +56,19 @@ def main() -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def write_section(title: str, text: str, doc: str | os.PathLike | None = None) -> None:
+    """Replace the ``## <title>`` section of docs/performance.md with ``text`` (which starts
+    with that heading), or append it; other sections are left as they are."""
+    import re
+    from pathlib import Path
+
+    path = Path(doc) if doc else Path(__file__).resolve().parent.parent / "docs" / "performance.md"
+    current = path.read_text(encoding="utf-8") if path.exists() else "# Performance\n"
+    pattern = re.compile(rf"^## {re.escape(title)}\n.*?(?=^## |\Z)", re.S | re.M)
+    if pattern.search(current):
+        current = pattern.sub(lambda _m: text.rstrip("\n") + "\n\n", current, count=1)
+    else:
+        current = current.rstrip("\n") + "\n\n" + text
+    path.write_text(current.rstrip("\n") + "\n", encoding="utf-8")

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import re
 import shutil
 import statistics
 import subprocess
@@ -155,13 +154,10 @@ def render(results: dict[str, list[float]], runs: int) -> str:
 
 
 def write_section(section: str) -> None:
-    text = DOC.read_text(encoding="utf-8") if DOC.exists() else "# Performance\n"
-    pattern = re.compile(r"^## Sandbox\n.*?(?=^## |\Z)", re.S | re.M)
-    if pattern.search(text):
-        text = pattern.sub(lambda _m: section + "\n", text, count=1)
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    DOC.write_text(text.rstrip("\n") + "\n", encoding="utf-8")
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from harness import write_section as write
+
+    write("Sandbox", section, DOC)
 
 
 def main() -> int:
