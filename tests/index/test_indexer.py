@@ -145,7 +145,7 @@ def test_a_damaged_index_falls_back_and_doctor_rebuilds_it(sessions_dir: Path) -
     assert [json.loads(x)["ref"] for x in p.stdout.splitlines()] == want
     assert "doctor --reindex" in p.stderr
     d = ama_json("doctor", "--reindex")
-    assert d["sections"]["index"]["reindexed"]["files"] == 1 and d["ok"]
+    assert d["sections"]["index"]["reindexed"]["files"] == 1 and d["sections"]["index"]["ok"]
     p = ama("sessions", "search", "widgets", "--all", "--json")
     assert p.stderr == "" and [json.loads(x)["ref"] for x in p.stdout.splitlines()] == want
 
