@@ -144,3 +144,33 @@ def test_message_updates_rebuild_every_assistant_message_exactly(tmp_path: Path)
     stored = [msgspec.to_builtins(e.message)["content"] for e in read_session(path).entries
               if e.type == "message" and type(e.message).__name__ == "AssistantMessage"]  # fmt: skip
     assert rebuilt == stored and len(stored) == 2
+
+
+def test_unanswered_ask_times_out_and_abort_denies(tmp_path: Path) -> None:
+    import os
+
+    call = {"name": "bash", "arguments": {"command": "echo hi > f.txt"}}
+    model = write_script(tmp_path / "s.json", [{"toolCalls": [call]}, "after timeout", {"toolCalls": [call]}, "x"], mode="sequence")
+    os.environ["AMA_APPROVAL_TIMEOUT_MS"] = "300"
+    try:
+        rpc = Rpc(tmp_path, "--model", model)
+    finally:
+        del os.environ["AMA_APPROVAL_TIMEOUT_MS"]
+    try:
+        rpc.event("session_start")
+        rpc.call("set_client_capabilities", capabilities=["approvals"])
+        rpc.call("prompt", message="one")
+        req = rpc.event("permission_request")
+        assert req["timeoutMs"] == 300
+        assert rpc.event("permission_resolved")["decision"] == "deny"  # nobody answered in time
+        rpc.event("agent_settled")
+        rpc.call("prompt", message="two")
+        rpc.event("permission_request")
+        aborted = rpc.call("abort")
+        assert aborted["data"]["aborted"] is True
+        late = rpc.call("permission_response", requestId=req["requestId"], decision="allow")
+        assert late["data"]["accepted"] is False
+    finally:
+        rpc.close()
+    resolved = [m["decision"] for m in rpc.seen if m.get("type") == "permission_resolved"]
+    assert resolved == ["deny", "deny"] and not (tmp_path / "f.txt").exists()
