@@ -10,7 +10,7 @@ import signal
 import sys
 from typing import Any
 
-from ama.errors import AmaError, InvalidArguments
+from ama.errors import InvalidArguments
 
 
 def _session_choice(args: argparse.Namespace) -> str:
@@ -181,4 +181,4 @@ async def print_main(args: argparse.Namespace) -> int:
     return rec.exit_code
 
 
-__all__ = ["AmaError", "agent_main", "print_main"]
+__all__ = ["agent_main", "print_main"]

@@ -14,7 +14,7 @@ import sys
 import time
 from collections.abc import Callable
 
-from ama.cli.util import add_session_dir, print_json, sessions_dir
+from ama.cli.util import add_session_dir, human_size, print_json, sessions_dir
 from ama.index.helpfmt import Formatter
 
 
@@ -34,14 +34,6 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     add_session_dir(p)
     p.set_defaults(func=doctor)
     return p
-
-
-def _size(n: int) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
-    return str(n)
 
 
 def reindex(root: str) -> dict:
@@ -119,7 +111,7 @@ def section_index(args: argparse.Namespace) -> dict:
             timezoneChanged=tz_changed,
         )
         out["lines"].append(
-            f"{path}: {_size(size)}, schema {schema}, {roots} sessions director{'y' if roots == 1 else 'ies'}"
+            f"{path}: {human_size(size)}, schema {schema}, {roots} sessions director{'y' if roots == 1 else 'ies'}"
         )
         out["lines"].append(
             f"{root}: {files} file(s) indexed, {docs} searchable document(s), {runs} run(s) in all"

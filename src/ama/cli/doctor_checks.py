@@ -21,14 +21,6 @@ def _config(args: argparse.Namespace) -> Any:
     return cached
 
 
-def _size(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return str(n)
-
-
 def section_python(args: argparse.Namespace) -> dict:
     import ama
 
@@ -111,7 +103,7 @@ def _dir_size(path: str) -> tuple[int, int]:
 
 def section_data(args: argparse.Namespace) -> dict:
     from ama.checkpoints import usage
-    from ama.cli.util import sessions_dir
+    from ama.cli.util import human_size, sessions_dir
     from ama.config import paths
     from ama.session.layout import iter_session_files
 
@@ -125,9 +117,9 @@ def section_data(args: argparse.Namespace) -> dict:
     lines = [
         f"data: {data}" + ("" if os.path.isdir(data) else " (created on first use)"),
         f"config: {paths.config_dir()}",
-        f"sessions: {sessions}: {n_sessions} session(s), {n_trash} in the trash, {_size(sessions_bytes)}",
-        f"file history: {fh['blobs']} backup(s), {_size(fh['blobBytes'])}; {fh['shadowRepos']} shadow "
-        f"repositor{'y' if fh['shadowRepos'] == 1 else 'ies'}, {_size(fh['shadowBytes'])}",
+        f"sessions: {sessions}: {n_sessions} session(s), {n_trash} in the trash, {human_size(sessions_bytes)}",
+        f"file history: {fh['blobs']} backup(s), {human_size(fh['blobBytes'])}; {fh['shadowRepos']} shadow "
+        f"repositor{'y' if fh['shadowRepos'] == 1 else 'ies'}, {human_size(fh['shadowBytes'])}",
     ]
     if not writable:
         lines.append(f"problem: {data} is not writable")

@@ -183,7 +183,7 @@ async def cmd_fork(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
     if parent is None:
         await srv.switch("new", reason="fork")
     else:
-        sid, path = fork_session(s.path, srv.sessions_dir, expected_id=s.id, at=parent)
+        _sid, path = fork_session(s.path, srv.sessions_dir, expected_id=s.id, at=parent)
         await srv.switch(path, reason="fork")
     return {"sessionId": srv.agent.session.id, "text": text_of(target.message.content), "cancelled": False}
 

@@ -14,15 +14,19 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 MAX_LINE_BYTES = 4 * 1024 * 1024
-TOO_LARGE = object()
+
+
+class TooLarge:
+    """Yielded for a line over the limit; ``head`` is its first bytes (for the request id)."""
+
+    def __init__(self, head: bytes) -> None:
+        self.head = head
 
 _ID = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,18})')
 
 
 async def read_lines(reader: asyncio.StreamReader, limit: int = MAX_LINE_BYTES) -> AsyncIterator[Any]:
-    """Yield each line (bytes, without the newline) or ``TOO_LARGE`` (with the line's
-    first bytes in ``reader``-independent form via :func:`last_too_large_head`)."""
-    global _too_large_head
+    """Yield each line (bytes, without the newline) or a :class:`TooLarge`."""
     while True:
         try:
             line = await reader.readuntil(b"\n")
@@ -31,8 +35,7 @@ async def read_lines(reader: asyncio.StreamReader, limit: int = MAX_LINE_BYTES) 
                 yield e.partial.rstrip(b"\r")
             return
         except asyncio.LimitOverrunError as e:
-            head = await reader.readexactly(e.consumed)
-            _too_large_head = head[:4096]
+            head = (await reader.readexactly(e.consumed))[:4096]
             while True:  # discard the rest of the line
                 try:
                     await reader.readuntil(b"\n")
@@ -41,20 +44,12 @@ async def read_lines(reader: asyncio.StreamReader, limit: int = MAX_LINE_BYTES) 
                     await reader.readexactly(e2.consumed)
                 except asyncio.IncompleteReadError:
                     return
-            yield TOO_LARGE
+            yield TooLarge(head)
             continue
         if len(line) > limit + 1:
-            _too_large_head = line[:4096]
-            yield TOO_LARGE
+            yield TooLarge(line[:4096])
             continue
         yield line[:-1].rstrip(b"\r")
-
-
-_too_large_head = b""
-
-
-def last_too_large_head() -> bytes:
-    return _too_large_head
 
 
 def sniff_id(raw: bytes) -> Any:

@@ -20,7 +20,7 @@ from typing import Any
 from ama.errors import AmaError
 from ama.rpc import commands as cmds
 from ama.rpc.broker import RpcBroker
-from ama.rpc.jsonl import MAX_LINE_BYTES, TOO_LARGE, dumps, last_too_large_head, read_lines, sniff_id
+from ama.rpc.jsonl import MAX_LINE_BYTES, TooLarge, dumps, read_lines, sniff_id
 
 PROTOCOL_VERSION = 1
 CAPABILITIES = ["approvals", "images", "hooks"]
@@ -94,8 +94,8 @@ class RpcServer:
     # --- commands -----------------------------------------------------------------------
 
     async def handle(self, raw: Any) -> None:
-        if raw is TOO_LARGE:
-            rid = sniff_id(last_too_large_head())
+        if isinstance(raw, TooLarge):
+            rid = sniff_id(raw.head)
             err = AmaError("too_large", f"line longer than {MAX_LINE_BYTES} bytes; it was skipped")
             self.respond(None, rid, error=err)
             return
