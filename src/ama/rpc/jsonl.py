@@ -2,7 +2,7 @@
 
 Input lines are split on ``\\n`` only (a ``\\r`` before it is dropped); a line longer than
 ``MAX_LINE_BYTES`` is not buffered whole: it is skipped up to its newline and reported as
-``TOO_LARGE`` so the stream goes on.  Output is one compact JSON object per line.
+a ``TooLarge`` so the stream goes on.  Output is one compact JSON object per line.
 """
 
 from __future__ import annotations
