@@ -102,3 +102,17 @@ def test_path_mask() -> None:
     assert mask.apply("https://example.com/home/alice/proj") == "https://example.com/home/alice/proj"
     assert PathMask.for_session("/", "/").apply("/etc/passwd") == "/etc/passwd"
     assert re.fullmatch(r"<workspace>", mask.apply("/home/alice/proj"))
+
+
+def test_every_token_rule_is_long_enough_for_the_candidate_scan() -> None:
+    """Only runs of MIN_TOKEN token characters are searched: no rule may match less."""
+    import re._parser as parser  # the standard library's own regex parser: the minimal width
+
+    from ama.secret_patterns import MIN_TOKEN, TOKEN_CHARS
+
+    for rule in RULES:
+        assert parser.parse(rule.pattern).getwidth()[0] >= MIN_TOKEN, rule.name
+    chars = re.compile(f"[{TOKEN_CHARS}]+")
+    for rule, _text, secret in samples():
+        if rule not in EXTRA and not rule.startswith(("aws-secret", "azure-storage")):
+            assert chars.fullmatch(secret), rule

@@ -32,14 +32,23 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ama.secret_patterns import AUTH_HEADER, CONTEXT, PEM, TOKENS, URL_CREDENTIALS, entropy
+from ama.secret_patterns import (
+    AUTH_HEADER,
+    CONTEXT,
+    PEM,
+    URL_CREDENTIALS,
+    auth_credential,
+    entropy,
+    sub_tokens,
+)
 
 MASK = "[REDACTED]"
 
-#: an identifier that names a credential, then ``:``/``=``/``:=``/``=>``, then the value
+#: an identifier that names a credential, then ``:``/``=``/``:=``/``=>``, then the value;
+#: matched only where the identifier starts (``_assignments`` finds those places)
 _ASSIGN = re.compile(
     r"""
-    (?P<k>(?<![\w.\-])[A-Za-z0-9_.\-]*?
+    (?P<k>[A-Za-z0-9_.\-]*?
        (?i:passw(?:or)?d|pwd|passphrase|(?<![a-z0-9])pass(?![a-z])|secret|token|api[_\-]?key|authorization|credentials?|key|auth)
        [A-Za-z0-9_.\-]*)
     (?P<sep>["']?\s*(?:=>|:=|:(?!:)|=(?!=))\s*)
@@ -116,31 +125,98 @@ def _assign(m: re.Match[str]) -> str:
     return f"{m.group('k')}{m.group('sep')}{masked}"
 
 
-def _context(m: re.Match[str]) -> str:
-    start, end = m.span("s")
-    return m.string[m.start() : start] + MASK + m.string[end : m.end()]
+#: the words a credential name contains (lowercase), and the characters of a name
+_KEYWORDS = ("pass", "pwd", "secret", "token", "key", "auth", "credential")
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.-")
+
+
+def _assignments(text: str, low: str) -> str:
+    """``_ASSIGN`` applied where a name containing a keyword starts.  The keywords are found
+    with ``str.find`` on ``low``, the text lowercased (a regex tried at every position of
+    the text costs twenty times more)."""
+    starts = set()
+    for kw in _KEYWORDS:
+        i = low.find(kw)
+        while i != -1:
+            j = i
+            while j > 0 and low[j - 1] in _NAME_CHARS:
+                j -= 1
+            starts.add(j)
+            i = low.find(kw, i + len(kw))
+    if not starts:
+        return text
+    out: list[str] = []
+    done = 0
+    for j in sorted(starts):
+        if j < done:
+            continue
+        m = _ASSIGN.match(text, j)
+        if m is None:
+            continue
+        out += [text[done:j], _assign(m)]
+        done = m.end()
+    return "".join(out) + text[done:] if out else text
+
+
+def _ascii_lower(text: str) -> str:
+    """``text`` lowercased, ASCII only: one character for one (the positions agree)."""
+    return text.encode("ascii", "replace").decode("ascii").lower()
+
+
+def _at_hints(text: str, low: str, hint: str, rx: re.Pattern[str]) -> str:
+    """A context rule (which starts with its ``hint`` word) tried only where the word is
+    in ``low`` (the text lowercased): its group ``s`` becomes the mask."""
+    i = low.find(hint)
+    if i == -1:
+        return text
+    out: list[str] = []
+    done = 0
+    while i != -1:
+        m = rx.match(text, i) if i >= done else None
+        if m is not None:
+            start, end = m.span("s")
+            out += [text[done:start], MASK]
+            done = end
+        i = low.find(hint, i + 1)
+    return "".join(out) + text[done:] if out else text
+
+
+#: shorter strings hold no redactable secret (``pw=x`` would be guesswork)
+_SHORTEST = 8
 
 
 def redact(text: str) -> str:
     """Replace credential-shaped parts of ``text`` by ``[REDACTED]``."""
-    if not text:
+    if len(text) < _SHORTEST:
         return text
     if "PRIVATE KEY" in text:
         text = PEM.sub(MASK, text)
     if "://" in text:
-        text = URL_CREDENTIALS.sub(lambda m: f"{m.group(1)}{MASK}@", text)
-    text = AUTH_HEADER.sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}", text)
-    for rx in CONTEXT:
-        text = rx.sub(_context, text)
-    text = TOKENS.sub(MASK, text)
-    return _ASSIGN.sub(_assign, text)
+        text = URL_CREDENTIALS.sub(f"://{MASK}@", text)
+    low = _ascii_lower(text)
+    if "bearer" in low or "basic" in low or "token" in low:
+        text = AUTH_HEADER.sub(_auth, text)
+        low = _ascii_lower(text)
+    for hint, rx in CONTEXT:
+        if hint in low:
+            text = _at_hints(text, low, hint, rx)
+            low = _ascii_lower(text)
+    new = sub_tokens(text, MASK)
+    if new is not text:
+        text, low = new, _ascii_lower(new)
+    return _assignments(text, low)
+
+
+def _auth(m: re.Match[str]) -> str:
+    return f"{m.group(1)}{m.group(2)}{MASK}" if auth_credential(m) else m.group(0)
 
 
 @dataclass(frozen=True)
 class PathMask:
     """Replaces the workspace by ``<workspace>`` and the home directory by ``~``."""
 
-    rules: tuple[tuple[re.Pattern[str], str], ...] = ()
+    #: (the path, its pattern, what replaces it), the longest path first
+    rules: tuple[tuple[str, re.Pattern[str], str], ...] = ()
 
     @classmethod
     def for_session(cls, cwd: str | None, home: str | None) -> PathMask:
@@ -154,14 +230,14 @@ class PathMask:
         rules.sort(key=lambda r: -len(r[0]))  # the longest first: the workspace inside home
         return cls(
             tuple(
-                (re.compile(r"(?<![\w.\-/~:%@+])" + re.escape(path) + r"(?![\w.\-@+~%])"), name)
+                (path, re.compile(r"(?<![\w.\-/~:%@+])" + re.escape(path) + r"(?![\w.\-@+~%])"), name)
                 for path, name in rules
             )
         )
 
     def apply(self, text: str) -> str:
-        for rx, name in self.rules:
-            if text:
+        for path, rx, name in self.rules:
+            if path in text:
                 text = rx.sub(name, text)
         return text
 

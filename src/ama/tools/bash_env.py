@@ -51,6 +51,12 @@ def _match(patterns: Iterable[str], name: str, *, fold: bool = True) -> bool:
 
 def credential_reason(name: str, value: str, deny: Iterable[str] = ()) -> str | None:
     """Why the variable ``name=value`` is a credential ("name", "value: <rule>"), or None."""
+    return _reason(name, value, tuple(deny))
+
+
+@functools.lru_cache(maxsize=4096)
+def _reason(name: str, value: str, deny: tuple[str, ...]) -> str | None:
+    """Cached: every bash command sees nearly the same environment as the previous one."""
     if _match(deny, name, fold=False) or (_match(NAME_PATTERNS, name) and not _match(BENIGN_NAMES, name)):
         return "name"
     rule = looks_secret(value)
@@ -62,12 +68,12 @@ def scrub_env(
 ) -> tuple[dict[str, str], dict[str, str]]:
     """``(kept, removed)``: ``env`` without credential variables, and the removed names
     with the reason.  ``allow``: names or globs kept anyway (case-sensitive)."""
-    allow = tuple(allow)
+    allowed = _globs(tuple(allow), False)
     deny = tuple(deny)
     kept: dict[str, str] = {}
     removed: dict[str, str] = {}
     for name, value in env.items():
-        reason = None if _match(allow, name, fold=False) else credential_reason(name, value, deny)
+        reason = None if allowed is not None and allowed.match(name) else _reason(name, value, deny)
         if reason is None:
             kept[name] = value
         else:
