@@ -31,6 +31,7 @@ CREDENTIALS = {
 KEPT = {
     "PLAIN_SETTING": "hello world",
     "SSH_AUTH_SOCK": "/tmp/agent.sock",
+    "VSCODE_GIT_ASKPASS_NODE": "/usr/share/code/code",
     "TOKENIZERS_PARALLELISM": "false",
     "GITHUB_TOKEN": "gho_" + "Q7" * 18,  # allowed on purpose by sandbox.envAllow
     "DATABASE_HOST": "db.internal",

@@ -6,7 +6,7 @@ the configured providers' key variables), or when its *value* looks like one: a 
 password (``DATABASE_URL=postgres://u:pw@db``), a PEM private key, a ``Bearer`` credential,
 or any token shape of ``ama.secret_patterns`` (``MY_VAR=ghp_…``).  ``allow``
 (``sandbox.envAllow``) keeps a variable on purpose, whatever its name or value.  A few
-well-known names that match a pattern but hold no secret (``SSH_AUTH_SOCK``, ``*_ASKPASS``,
+well-known names that match a pattern but hold no secret (``SSH_AUTH_SOCK``, ``*ASKPASS*``,
 ``TOKENIZERS_PARALLELISM``, ...) are kept by name; their values are still checked.
 
 This runs in ``tools/`` for every bash call, sandboxed or not: ``sandbox/`` may import
@@ -28,8 +28,7 @@ NAME_PATTERNS: tuple[str, ...] = ("*PASS*", "*_AUTH*", "*SECRET*", "*TOKEN*", "*
 #: names that match ``NAME_PATTERNS`` but hold no secret (a socket, a program, a flag)
 BENIGN_NAMES: tuple[str, ...] = (
     "SSH_AUTH_SOCK",
-    "*_ASKPASS",
-    "*_ASKPASS_REQUIRE",
+    "*ASKPASS*",  # SSH_ASKPASS, GIT_ASKPASS, VSCODE_GIT_ASKPASS_NODE: programs that ask the user
     "TOKENIZERS_PARALLELISM",
     "KEYTIMEOUT",
     "GNOME_KEYRING_CONTROL",
