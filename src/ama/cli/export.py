@@ -18,8 +18,10 @@ Export a session as Markdown (default), JSON or JSON lines, to stdout or a new f
          userMessages, usage, entries}
   jsonl  the header and the chosen entries, readable by ama again
 
-Before anything is written, credential-shaped strings (API keys, tokens, Bearer/Basic
-credentials, private keys, passwords, URL credentials) become [REDACTED] and terminal
+Before anything is written, credential-shaped strings (API keys and tokens of cloud,
+payment, chat, version control and registry services, Bearer/Basic credentials, private
+keys, passwords and secret assignments, URL credentials) become [REDACTED], the session's
+workspace becomes <workspace> and the home directory ~ (unless --keep-paths), and terminal
 escapes and invisible characters are removed.  Shapes only: read it before sharing.
 An item over 64 KiB is cut with a marker; an export over 16 MiB fails.  See docs/export.md."""
 
@@ -47,6 +49,11 @@ def add_parser(sub: argparse._SubParsersAction, add_session_dir) -> None:
         metavar="FILE",
         help="write a new file (mode 0600; never overwrites) instead of stdout",
     )
+    p.add_argument(
+        "--keep-paths",
+        action="store_true",
+        help="keep the workspace and home directory paths (default: <workspace> and ~)",
+    )
     add_session_dir(p)
     p.set_defaults(func=sessions_export)
 
@@ -63,7 +70,7 @@ def sessions_export(args: argparse.Namespace) -> int:
         raise AmaError(
             "exists", f"{args.output} already exists; ama never overwrites it: choose another --output"
         )
-    content = export_session(path, args.format, args.branch)
+    content = export_session(path, args.format, args.branch, keep_paths=args.keep_paths)
     if args.output:
         write_new(args.output, content)
         print(

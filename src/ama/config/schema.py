@@ -64,7 +64,13 @@ KEYS: dict[str, Key] = {
         Key("sandbox.bash", "auto|off", "off", "Run bash in the OS sandbox (bwrap / sandbox-exec only)."),
         Key("sandbox.network", "deny|allow", "deny", "Network inside the bash sandbox.", _only("deny")),
         Key("sandbox.writable", "list[str]", [], "Extra writable directories for the bash sandbox (absolute or ~/)."),
-        Key("sandbox.env", "list[str]", [], "Credential variables passed into the sandbox despite scrubbing."),
+        Key("sandbox.env", "list[str]", [], "Older name of sandbox.envAllow (both are read)."),
+        Key(
+            "sandbox.envAllow",
+            "list[str]",
+            [],
+            "Variables (names or globs) bash commands keep although they look like credentials.",
+        ),
     ]
 }
 

@@ -11,7 +11,9 @@ hands the same object to the bash tool and the permission pipeline, so both agre
     unreadable  ~/.ssh ~/.gnupg ~/.aws ~/.kube ~/.docker/config.json ~/.config/gcloud
                 ~/.netrc ~/.pgpass ~/.git-credentials <data dir>/auth.json
     network     sandbox.network ("deny" by default)
-    environment credential variables removed unless sandbox.env names them
+    environment credential variables removed unless sandbox.envAllow (or the older
+                sandbox.env) names them; the bash tool scrubs again by name and value
+                (``ama.tools.bash_env``), sandboxed or not, with the same allow list
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ DEFAULTS: dict[str, Any] = {
     "sandbox.network": "deny",
     "sandbox.writable": [],
     "sandbox.env": [],
+    "sandbox.envAllow": [],
 }
 
 #: credential paths under the home directory, made unreadable (same list as the permission rules)
@@ -151,7 +154,7 @@ class BashSandbox:
         self.tmpdir = tmpdir
         self.writable = tuple(writable)  # realpaths: sandbox.writable and ama's output dirs
         self.hidden = tuple(hidden)  # realpaths of the credential paths
-        self.env_allow = tuple(env_allow)  # sandbox.env: credential variables passed anyway
+        self.env_allow = tuple(env_allow)  # sandbox.envAllow (+ sandbox.env): variables passed anyway
         self.env_deny = tuple(env_deny)  # more variables to scrub (provider key variables)
         self.shell = shell
         self.warnings = list(warnings)
@@ -306,7 +309,8 @@ def read_settings(config: Mapping[str, Any] | Any, *, home: str | None = None) -
             )
             continue
         writable.append((entry, os.path.realpath(expanded)))
-    env_allow = _str_list(config, "sandbox.env", warnings)
+    allow = _str_list(config, "sandbox.envAllow", warnings) + _str_list(config, "sandbox.env", warnings)
+    env_allow = list(dict.fromkeys(allow))
     return BashSettings(enabled, bash, network, writable, env_allow, warnings)
 
 
@@ -353,8 +357,15 @@ def make_bash_sandbox(
     elif status is None:
         status = detect(enabled=settings.enabled)
     active = settings.bash == "auto" and status.kind in ("bwrap", "sandbox-exec") and status.restricts_writes
-    if not active:
-        return BashSandbox(status=status, active=False, network=settings.network, warnings=warnings)
+    if not active:  # still carries the environment policy: unsandboxed bash uses it too
+        return BashSandbox(
+            status=status,
+            active=False,
+            network=settings.network,
+            env_allow=settings.env_allow,
+            env_deny=secret_env,
+            warnings=warnings,
+        )
 
     workspace = os.path.realpath(cwd)
     if not os.path.isdir(workspace):

@@ -11,9 +11,11 @@ hands the command to ``BackgroundJobs`` (see ``jobs.py``).
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import subprocess
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +30,8 @@ from ama.tools._process import (
     terminate_group_later,
 )
 from ama.tools.base import BuiltinTool, Tool, ToolError, ToolResult, UpdateFn
-from ama.tools.context import ToolContext, WrappedCommandLike
+from ama.tools.bash_env import scrub_env
+from ama.tools.context import BashSandboxLike, ToolContext, WrappedCommandLike
 from ama.tools.jobs import BackgroundJobs
 
 DEFAULT_TIMEOUT = 120
@@ -89,11 +92,21 @@ class Prepared:
             self.wrapped.close()
 
 
+def _env(base: Mapping[str, str], sandbox: BashSandboxLike | None) -> dict[str, str]:
+    """``base`` without credential variables (``bash_env``), with the session's
+    ``sandbox.envAllow`` and provider key variables (a test double may lack both)."""
+    allow = getattr(sandbox, "env_allow", ())
+    deny = getattr(sandbox, "env_deny", ())
+    return scrub_env(base, allow, deny)[0]
+
+
 def prepare(command: str, ctx: ToolContext, shell: str) -> Prepared:
-    """The argv to run: wrapped by the sandbox when this call was approved to run in it."""
-    if not ctx.sandboxed:
-        return Prepared([shell, "-c", command], ctx.env, (), None)
+    """The argv to run: wrapped by the sandbox when this call was approved to run in it.
+    Either way the command's environment has no credential variables (``bash_env``)."""
     sandbox = ctx.bash_sandbox
+    if not ctx.sandboxed:
+        base = ctx.env if ctx.env is not None else os.environ
+        return Prepared([shell, "-c", command], _env(base, sandbox), (), None)
     if sandbox is None or not sandbox.active:
         # never run unsandboxed what the permission layer approved only for the sandbox
         raise ToolError("This command was approved to run in the OS sandbox, but no sandbox is available.")
@@ -101,7 +114,7 @@ def prepare(command: str, ctx: ToolContext, shell: str) -> Prepared:
         w = sandbox.wrap(command, cwd=ctx.cwd)
     except Exception as e:
         raise ToolError(f"Could not set up the OS sandbox for this command: {e}") from e
-    return Prepared(list(w.argv), dict(w.env), tuple(w.pass_fds), w, bool(w.sandboxed))
+    return Prepared(list(w.argv), _env(w.env, sandbox), tuple(w.pass_fds), w, bool(w.sandboxed))
 
 
 class _PipeReader(asyncio.Protocol):
