@@ -152,20 +152,15 @@ def test_policy_table(ws: Path, tmp_path: Path, isolated_home: Path):
             str(home / ".npm"),
             str(out),
         }  # ~/.missing dropped
-        assert set(policy.read_only) == {
-            str(ws / ".ama"),
-            str(ws / ".git" / "hooks"),
-            str(ws / ".git" / "config"),
-        }
-        assert policy.pinned == (str(ws / ".git"),)
+        assert set(policy.read_only) == {str(ws / ".ama"), str(ws / ".git")}  # the whole git dir
+        assert policy.pinned == ()  # both are mount points themselves, directly in the workspace
         assert set(policy.hidden_dirs) == {
             str(home / d) for d in (".ssh", ".gnupg", ".aws", ".kube", ".config/gcloud")
         }
         files = {".docker/config.json", ".netrc", ".pgpass", ".git-credentials"}
         assert set(policy.hidden_files) == {str(home / f) for f in files} | {str(data / "auth.json")}
-        # missing .ama/ and .git/hooks were created (empty) so that they can be mounted read-only
+        # a missing .ama/ was created (empty) so that it can be mounted read-only
         assert (ws / ".ama").is_dir() and list((ws / ".ama").iterdir()) == []
-        assert (ws / ".git" / "hooks").is_dir()
         assert sandbox.policy(network="allow").network == "allow"
         extra = tmp_path / "extra"
         extra.mkdir()
@@ -291,7 +286,7 @@ def test_seatbelt_refuses_creation_by_path_so_nothing_is_created(ws: Path):
     sandbox = make(ws, status=SEATBELT)
     try:
         policy = sandbox.policy()
-        assert str(ws / ".ama") in policy.read_only and str(ws / ".git" / "hooks") in policy.read_only
+        assert str(ws / ".ama") in policy.read_only and str(ws / ".git") in policy.read_only
         assert not (ws / ".ama").exists() and not (ws / ".git" / "hooks").exists()
         assert policy.pinned == ()
     finally:

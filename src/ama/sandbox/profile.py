@@ -15,7 +15,7 @@ Linux, bubblewrap -- the order of the mount operations is the point:
 6. ``--tmpfs D --remount-ro D`` / ``--ro-bind /dev/null F``   hidden (reads return empty)
 
 macOS, SBPL -- later rules win, so allows come first and the read-only and hidden denies
-after them.
+after them, then the rename protection of protected paths and their parents, then signals.
 """
 
 from __future__ import annotations
@@ -144,8 +144,25 @@ def sbpl_string(path: str) -> str:
     return '"' + path.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def _ancestors(paths: Sequence[str]) -> list[str]:
+    """Every directory above ``paths`` except ``/`` (deduplicated, parents first)."""
+    out = []
+    for path in paths:
+        parent = path.rstrip("/").rsplit("/", 1)[0]
+        while parent:
+            out.append(parent)
+            parent = parent.rsplit("/", 1)[0]
+    return _depth_sorted(out)
+
+
 def sbpl_profile(policy: Policy) -> str:
-    """The Seatbelt profile text for ``policy`` (one rule per line, trailing newline)."""
+    """The Seatbelt profile text for ``policy`` (one rule per line, trailing newline).
+
+    After the allows: read-only and hidden paths refuse writes (``subpath`` also covers a
+    path that does not exist yet, so creating it is refused); those paths, their parents
+    and the pinned paths refuse ``file-write-unlink``, so none of them can be renamed away
+    (or deleted) and made again; signals reach only processes of the same sandbox.
+    """
     lines = ["(version 1)", "(allow default)"]
     if policy.network == "deny":
         lines.append("(deny network*)")
@@ -162,6 +179,13 @@ def sbpl_profile(policy: Policy) -> str:
     hidden += [f"(literal {sbpl_string(p)})" for p in _depth_sorted(policy.hidden_files)]
     if hidden:
         lines.append(f"(deny file-read* file-write* {' '.join(hidden)})")
+    protected = [*policy.read_only, *policy.hidden_dirs, *policy.hidden_files]
+    no_rename = _depth_sorted([*protected, *_ancestors(protected), *policy.pinned])
+    if no_rename:
+        literals = " ".join(f"(literal {sbpl_string(p)})" for p in no_rename)
+        lines.append(f"(deny file-write-unlink {literals})")
+    lines.append("(deny signal)")
+    lines.append("(allow signal (target same-sandbox))")
     return "\n".join(lines) + "\n"
 
 
