@@ -318,6 +318,11 @@ def test_sandbox_env_setting_passes_named_variables(ws: Path, monkeypatch: pytes
         "curl: (6) Could not resolve host: example.com",
         "npm ERR! getaddrinfo ENOTFOUND registry.npmjs.org",
         "Error: connect ECONNREFUSED 127.0.0.1:5432",
+        "curl: (7) Failed to connect to 1.1.1.1 port 443 after 0 ms: Couldn't connect to server",
+        "mv: cannot move '.git' to 'old': Device or resource busy",
+        "dial tcp 1.1.1.1:443: socket: operation not permitted",
+        "PermissionError: [Errno 13] permission denied",
+        "READ-ONLY FILE SYSTEM",
     ],
 )
 def test_hint_on_denial_like_failures(ws: Path, output: str):
@@ -325,6 +330,40 @@ def test_hint_on_denial_like_failures(ws: Path, output: str):
     try:
         assert sandbox.hint(output, 1) == SEED_HINT
         assert sandbox.hint(output, 0) is None  # success: no hint
+    finally:
+        sandbox.close()
+
+
+def test_hint_names_a_hidden_path(ws: Path, isolated_home: Path):
+    (isolated_home / ".ssh").mkdir()
+    (ws / ".env").write_text("TOKEN=x\n")
+    (ws / "api").mkdir()
+    (ws / "api" / ".env.local").write_text("TOKEN=y\n")
+    sandbox = make(ws)
+    try:
+        policy = sandbox.policy()
+        assert str(ws / ".env") in policy.hidden_files and str(ws / "api" / ".env.local") in policy.hidden_files
+        home_ssh = f"cat: {isolated_home}/.ssh/id_rsa: No such file or directory"
+        assert sandbox.hint(home_ssh, 1) == (
+            f"[sandbox: {isolated_home}/.ssh is hidden inside ama's OS sandbox (secrets read as empty or "
+            "missing there). If the command needs it, rerun it with sandbox:false, which needs the user's approval.]"
+        )
+        assert sandbox.hint("error: api/.env.local: missing DATABASE_URL", 1).startswith("[sandbox: api/.env.local is hidden")
+        assert sandbox.hint("KeyError: TOKEN (read from .env)", 1).startswith("[sandbox: .env is hidden")
+        # near misses: other names, and success
+        assert sandbox.hint("cat: .env.example: No such file or directory", 1) is None
+        assert sandbox.hint("cat: notes/.envrc: No such file or directory", 1) is None
+        assert sandbox.hint(home_ssh, 0) is None
+    finally:
+        sandbox.close()
+
+
+def test_allow_secrets_and_templates_stay_readable(ws: Path):
+    for name in (".env", ".env.test", ".env.example"):
+        (ws / name).write_text("x\n")
+    sandbox = make(ws, config={"sandbox.bash": "auto", "sandbox.allowSecrets": [".env.test"]})
+    try:
+        assert sandbox.policy().hidden_files == (str(ws / ".env"),)
     finally:
         sandbox.close()
 

@@ -179,6 +179,7 @@ def test_credentials_read_as_empty(box: Box):
     result = box.run(cmd)
     assert visible in result["output"]
     assert secret not in result["output"]
+    assert "Permission denied" not in result["output"]  # hidden files read as empty, not refused
     for path in files:  # untouched on the host
         assert path.read_text() == f"{secret} {path.name}\n"
 
@@ -433,3 +434,80 @@ def test_documented_limitations_hold(box: Box):
     assert (nested / "pre-commit").read_text() == "evil\n"
     assert "workspace-secret" in result["output"]
     assert (git / "config").read_text() == config
+
+
+# ---------------------------------------------------------------------------- secrets in the workspace
+
+
+def test_workspace_secret_files_are_hidden_unless_allowed(box: Box):
+    secret = f"SECRET-{marker()}"
+    files = {
+        ".env": f"TOKEN={secret}\n",
+        "api/.env.local": f"TOKEN={secret}-local\n",
+        ".aws/credentials": f"aws_secret_access_key={secret}\n",
+        "deploy/.netrc": f"machine x password {secret}\n",
+    }
+    for rel, text in files.items():
+        box.write(box.ws / rel, text)
+    box.write(box.ws / ".env.example", "TOKEN=changeme\n")  # a template: readable
+    box.write(box.ws / "venv" / ".env" / "bin" / "activate", "# a virtualenv\n")
+    cmd = (
+        "cat .env api/.env.local deploy/.netrc .env.example venv/.env/bin/activate; "
+        "grep -r TOKEN . ; cat .aws/credentials"
+    )
+    result = box.run(cmd)
+    out = result["output"]
+    assert secret not in out
+    assert "TOKEN=changeme" in out and "# a virtualenv" in out
+    # the failing read names a hidden path: the hint says the sandbox hid it
+    assert result["exit"] != 0, out
+    assert result["hint"].startswith("[sandbox: .aws is hidden inside ama's OS sandbox"), out
+    for rel, text in files.items():  # untouched on the host
+        assert (box.ws / rel).read_text() == text
+    # sandbox.allowSecrets leaves the named ones readable
+    allowed = box.run("cat api/.env.local .env", allow_secrets=[".env.local"])["output"]
+    assert f"TOKEN={secret}-local" in allowed and f"TOKEN={secret}\n" not in allowed
+
+
+def test_secret_created_between_calls_is_hidden_from_the_next(box: Box):
+    secret = f"SECRET-{marker()}"
+    assert box.run("cat .env; echo rc=$?")["exit"] == 0
+    box.write(box.ws / "svc" / ".env.production", secret + "\n")
+    assert secret not in box.run("cat svc/.env.production")["output"]
+
+
+# ---------------------------------------------------------------------------- process limit
+
+_FORKER = """\
+import errno, os
+r, w = os.pipe()
+n, err = 0, None
+for _ in range(300):  # bounded: never more than 300 children
+    try:
+        pid = os.fork()
+    except OSError as e:
+        err = errno.errorcode.get(e.errno)
+        break
+    if pid == 0:
+        os.close(w)
+        os.read(r, 1)  # wait until the parent is done forking
+        os._exit(0)
+    n += 1
+os.close(w)
+while True:
+    try:
+        os.wait()
+    except ChildProcessError:
+        break
+print("forked", n, "error", err)
+"""
+
+
+def test_process_limit_stops_a_fork_bomb_inside_the_sandbox(box: Box):
+    """A bounded fork bomb, only ever inside bwrap: capped by sandbox.maxProcesses."""
+    box.write(box.ws / "forker.py", _FORKER)
+    capped = box.run('"$PY" forker.py', max_processes=64)["output"]
+    n = int(capped.split()[capped.split().index("forked") + 1])
+    assert 32 <= n < 64 and "error EAGAIN" in capped, capped
+    # the default (1024) leaves room for ordinary parallel work: all 300 children start
+    assert "forked 300 error None" in box.run('"$PY" forker.py')["output"]

@@ -116,6 +116,7 @@ class BashSandbox:
         max_processes: int = 0,
         cgroup: limits.PidsCgroup | None = None,
         home: str | None = None,
+        empty_file: str | None = None,
     ) -> None:
         self.status = status
         self.active = active
@@ -132,11 +133,12 @@ class BashSandbox:
         self.max_processes = max_processes  # sandbox.maxProcesses (0: no limit)
         self.cgroup = cgroup
         self.home = home or os.path.expanduser("~")
+        self.empty_file = empty_file  # bound over hidden files (bwrap)
         self._scan = SecretScan()
         self._lock = threading.Lock()
         self._hidden_seen: set[str] = set(self.hidden)  # for the hint: everything ever hidden
-        cleanup: list[Any] = [tmpdir] if tmpdir else []
-        self._finalizer = weakref.finalize(self, _cleanup, cleanup, cgroup) if (tmpdir or cgroup) else None
+        cleanup = [p for p in (tmpdir, empty_file) if p]
+        self._finalizer = weakref.finalize(self, _cleanup, cleanup, cgroup) if (cleanup or cgroup) else None
 
     @property
     def isolates_network(self) -> bool:
@@ -190,6 +192,7 @@ class BashSandbox:
             hidden=hidden,
             pinned=pinned,
             resolved=True,
+            empty_file=self.empty_file or "/dev/null",
         )
 
     def wrap(
@@ -267,7 +270,13 @@ class BashSandbox:
 
 def _cleanup(paths: list[str], cgroup: limits.PidsCgroup | None) -> None:
     for path in paths:
-        shutil.rmtree(path, True)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, True)
+        else:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
     if cgroup is not None:
         cgroup.close()
 
@@ -396,6 +405,12 @@ def make_bash_sandbox(
     hidden = [h for h in credential_paths(home, data_dir, config_dir) if not _contains(h, workspace)]
     label = _SAFE_ID.sub("", session_id or "")[:12] or "session"
     tmpdir = os.path.realpath(tempfile.mkdtemp(prefix=f"ama-{label}-"))
+    empty_file = None
+    if status.kind == "bwrap":  # outside TMPDIR: the sandbox cannot write it
+        fd, empty = tempfile.mkstemp(prefix=f"ama-{label}-empty-")
+        os.close(fd)
+        os.chmod(empty, 0o444)
+        empty_file = os.path.realpath(empty)
     cgroup = None
     if status.kind == "bwrap" and os.geteuid() == 0:  # RLIMIT_NPROC does not bind the host's root
         cgroup = limits.PidsCgroup.create(label, settings.max_processes)
@@ -415,4 +430,5 @@ def make_bash_sandbox(
         max_processes=settings.max_processes,
         cgroup=cgroup,
         home=home,
+        empty_file=empty_file,
     )

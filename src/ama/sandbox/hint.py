@@ -62,9 +62,10 @@ _NET_LOWER = tuple(m.lower() for m in NETWORK_DENIAL_MARKERS)
 def _spellings(path: str, home: str | None, workspace: str | None) -> list[str]:
     """How ``path`` may appear in output: absolute, ``~/…``, relative to the workspace."""
     out = [path]
-    for base, prefix in ((workspace, ""), (home, "~/")):
+    for base, prefixes in ((workspace, ("", "./")), (home, ("~/",))):
         if base and path.startswith(base.rstrip("/") + "/"):
-            out.append(prefix + path[len(base.rstrip("/")) + 1 :])
+            rel = path[len(base.rstrip("/")) + 1 :]
+            out += [prefix + rel for prefix in prefixes]
     return out
 
 
@@ -78,7 +79,7 @@ def hidden_mention(
     if not spellings:
         return None
     pattern = re.compile(
-        r"(?<![\w.-])(" + "|".join(re.escape(s) for s in spellings) + r")(?![\w-]|\.\w)"
+        r"(?<![\w./-])(" + "|".join(re.escape(s) for s in spellings) + r")(?![\w-]|\.\w)"
     )
     m = pattern.search(output)
     return m.group(1) if m else None

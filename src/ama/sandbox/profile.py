@@ -12,7 +12,7 @@ Linux, bubblewrap -- the order of the mount operations is the point:
 3. ``--bind P P``              writable directories, parents before children
 4. ``--bind .git .git``        pinned paths: a mount point cannot be renamed or removed
 5. ``--ro-bind P P``           read-only paths inside writable ones
-6. ``--tmpfs D --remount-ro D`` / ``--ro-bind /dev/null F``   hidden (reads return empty)
+6. ``--tmpfs D --remount-ro D`` / ``--ro-bind EMPTY F``   hidden (reads return empty)
 
 macOS, SBPL -- later rules win, so allows come first and the read-only and hidden denies
 after them, then the rename protection of protected paths and their parents, then signals.
@@ -46,6 +46,9 @@ class Policy:
     hidden_dirs: tuple[str, ...] = ()
     hidden_files: tuple[str, ...] = ()
     pinned: tuple[str, ...] = ()  # bwrap: self-bound so they cannot be renamed away
+    #: bwrap: bound read-only over hidden files.  An empty regular file reads as empty;
+    #: /dev/null (the default) fails with EACCES, bwrap binds it without device access
+    empty_file: str = "/dev/null"
 
     def __post_init__(self) -> None:
         if self.network not in NETWORK_VALUES:
@@ -53,6 +56,7 @@ class Policy:
         for group in (self.writable, self.read_only, self.hidden_dirs, self.hidden_files, self.pinned):
             for path in group:
                 check_path(path)
+        check_path(self.empty_file)
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -109,7 +113,7 @@ def bwrap_argv(
     for path in _depth_sorted(policy.hidden_dirs):
         argv += ["--tmpfs", path, "--remount-ro", path]
     for path in _depth_sorted(policy.hidden_files):
-        argv += ["--ro-bind", "/dev/null", path]
+        argv += ["--ro-bind", policy.empty_file, path]
     if chdir is not None:
         argv += ["--chdir", check_path(chdir)]
     if seccomp_fd is not None:

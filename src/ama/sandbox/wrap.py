@@ -116,6 +116,7 @@ def build_policy(
     hidden: Iterable[str] = (),
     pinned: Iterable[str] = (),
     resolved: bool = False,
+    empty_file: str = "/dev/null",
 ) -> profile.Policy:
     """The policy for sandbox ``kind`` from absolute paths (realpath'd unless ``resolved``).
 
@@ -147,6 +148,7 @@ def build_policy(
             hidden_dirs=tuple(hidden_dirs),
             hidden_files=tuple(hidden_files),
             pinned=tuple(pinned),
+            empty_file=empty_file,
         )
     except profile.ProfileError as e:
         raise SandboxError(str(e)) from None
