@@ -379,3 +379,49 @@ def test_no_hint_for_unrelated_failures_or_network_markers_when_network_allowed(
         )
     finally:
         sandbox.close()
+
+
+# ---------------------------------------------------------------------------- git and macOS
+
+
+def test_bwrap_git_placeholder_and_worktree_pointers(ws: Path, tmp_path: Path):
+    sandbox = make(ws)
+    try:
+        policy = sandbox.policy()  # no .git yet: an empty placeholder, read-only
+        assert (ws / ".git").is_dir() and list((ws / ".git").iterdir()) == []
+        assert str(ws / ".git") in policy.read_only
+        # a worktree whose git dir (and common dir) lie inside the workspace
+        (ws / ".git").rmdir()
+        common = ws / "store" / "main.git"
+        gitdir = common / "worktrees" / "ws"
+        gitdir.mkdir(parents=True)
+        (gitdir / "commondir").write_text("../..\n")
+        (ws / ".git").write_text(f"gitdir: {gitdir}\n")
+        policy = sandbox.policy()
+        assert {str(ws / ".git"), str(common)} <= set(policy.read_only)
+        assert policy.pinned == (str(ws / "store"),)  # its parent cannot be renamed away
+    finally:
+        sandbox.close()
+
+
+def test_seatbelt_profile_protects_missing_git_renames_and_signals(ws: Path):
+    from ama.sandbox.profile import sbpl_profile
+
+    (ws / ".env").write_text("TOKEN=x\n")
+    sandbox = make(ws, status=SEATBELT)
+    try:
+        policy = sandbox.policy()
+        assert not (ws / ".git").exists()  # SBPL refuses creating it: no placeholder on disk
+        text = sbpl_profile(policy)
+        lines = text.splitlines()
+        deny_write = next(ln for ln in lines if ln.startswith("(deny file-write* (subpath"))
+        assert f'(subpath "{ws}/.git")' in deny_write and f'(subpath "{ws}/.ama")' in deny_write
+        assert f'(literal "{ws}/.env")' in next(ln for ln in lines if ln.startswith("(deny file-read*"))
+        unlink = next(ln for ln in lines if ln.startswith("(deny file-write-unlink"))
+        for path in (ws / ".git", ws, ws.parent):  # .git and its parents cannot be renamed
+            assert f'(literal "{path}")' in unlink
+        assert lines[-2:] == ["(deny signal)", "(allow signal (target same-sandbox))"]
+        allow = lines.index(next(ln for ln in lines if ln.startswith("(allow file-write* (subpath")))
+        assert allow < lines.index(deny_write) < lines.index(unlink)
+    finally:
+        sandbox.close()
