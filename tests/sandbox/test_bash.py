@@ -425,3 +425,33 @@ def test_seatbelt_profile_protects_missing_git_renames_and_signals(ws: Path):
         assert allow < lines.index(deny_write) < lines.index(unlink)
     finally:
         sandbox.close()
+
+
+def test_process_limit_settings_and_launcher(ws: Path):
+    import resource
+
+    from ama.sandbox import limits
+
+    assert limits.nproc_argv(["true"], 0) == ["true"]  # 0: no limit, no launcher
+    argv = limits.nproc_argv(["/bin/sh", "-c", "make"], 512, bash="/bin/bash")
+    assert argv[:2] == ["/bin/bash", "-c"] and "ulimit -u 512 " in argv[2]
+    assert argv[3:] == ["ama-sandbox", "/bin/sh", "-c", "make"]
+    hard = resource.getrlimit(resource.RLIMIT_NPROC)[1]
+    if hard != resource.RLIM_INFINITY:  # never above the hard limit ama runs under: it could not be set
+        assert limits.effective_limit(hard + 10) == hard
+    sandbox = make(ws, config={"sandbox.bash": "auto", "sandbox.maxProcesses": -3})
+    try:
+        assert sandbox.max_processes == 1024
+        assert any("sandbox.maxProcesses must be a whole number" in w for w in sandbox.warnings)
+    finally:
+        sandbox.close()
+
+
+def test_project_may_only_lower_the_process_limit(ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    ama_home = tmp_path / "ama-home"
+    ama_home.mkdir()
+    monkeypatch.setenv("AMA_HOME", str(ama_home))
+    (ws / ".ama").mkdir()
+    for value, expected in ((256, 256), (0, 1024), (4096, 1024)):
+        (ws / ".ama" / "config.json").write_text(json.dumps({"sandbox": {"maxProcesses": value}}))
+        assert load_config(ws).get("sandbox.maxProcesses") == expected, value

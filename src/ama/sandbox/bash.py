@@ -183,7 +183,9 @@ class BashSandbox:
             if any(_contains(root, path) for root in writable):  # elsewhere it is read-only anyway
                 read_only.append(path)
         hidden = [*self.hidden, *self.workspace_secrets()]
-        pinned = protected_ancestors([*read_only, *hidden], writable)
+        # parents of read-only paths that git finds by name (a worktree's git dir) are pinned;
+        # a hidden path needs none: its mount moves along if a parent is renamed
+        pinned = protected_ancestors(read_only, writable)
         return build_policy(
             self.status.kind,
             network=net,

@@ -14,18 +14,21 @@ user's others:
   writable -- typically when ama runs as root): RLIMIT_NPROC does not apply to processes
   whose real uid is the host's root, and the sandbox of a root-run ama maps to it.  One
   cgroup per session with ``pids.max = N`` holds every sandboxed call of the session
-  (background jobs included); ``close()`` removes it.
+  (background jobs included); ``close()`` removes it (a killed ama leaves it behind, empty).
 
 ``0`` turns the limit off.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
+import resource
 import shutil
 
 DEFAULT_MAX_PROCESSES = 1024
 CGROUP_V1_PIDS = "/sys/fs/cgroup/pids"
+_serial = itertools.count(1)  # one cgroup per session, even for sessions of the same id
 
 
 def nproc_argv(argv: list[str], limit: int, *, bash: str | None = None) -> list[str]:
@@ -38,8 +41,23 @@ def nproc_argv(argv: list[str], limit: int, *, bash: str | None = None) -> list[
     shell = bash if bash is not None else shutil.which("bash")
     if not shell:
         return list(argv)
-    script = f'ulimit -u {int(limit)} || exit 126; exec "$@"'
+    limit = effective_limit(limit)
+    script = (
+        f"ulimit -u {limit} 2>/dev/null || {{ echo 'ama: cannot set the process limit "
+        f"(sandbox.maxProcesses)' >&2; exit 126; }}; exec \"$@\""
+    )
     return [shell, "-c", script, "ama-sandbox", *argv]
+
+
+def effective_limit(limit: int) -> int:
+    """``limit``, or the hard RLIMIT_NPROC ama runs under if that is lower (a limit cannot be raised)."""
+    try:
+        _soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
+    except (OSError, ValueError):
+        return limit
+    if hard == resource.RLIM_INFINITY or hard < 0:
+        return limit
+    return min(limit, int(hard))
 
 
 def _own_cgroup_v1(controller: str, proc_self: str = "/proc/self/cgroup") -> str | None:
@@ -70,11 +88,9 @@ class PidsCgroup:
         if own is None:
             return None
         parent = os.path.join(root, own.lstrip("/"))
-        path = os.path.join(parent, f"ama-{label}-{os.getpid()}")
+        path = os.path.join(parent, f"ama-{label}-{os.getpid()}-{next(_serial)}")
         try:
             os.mkdir(path)
-        except FileExistsError:
-            pass
         except OSError:
             return None
         try:
