@@ -5,7 +5,8 @@
 Used by the escape tests so that the same sequence (make_bash_sandbox, wrap, spawn with
 start_new_session, killpg on timeout, close) runs as root and as an unprivileged user.
 Request keys: command, cwd, network (session setting), call_network (per call), writable
-(sandbox.writable), env_allow (sandbox.env), kill_when (a path: SIGKILL the process group once
+(sandbox.writable), env_allow (sandbox.env), allow_secrets (sandbox.allowSecrets), max_processes
+(sandbox.maxProcesses), kill_when (a path: SIGKILL the process group once
 it exists, like a timeout would), probe (only report detect()).
 """
 
@@ -31,6 +32,8 @@ def main() -> int:
         "sandbox.network": req.get("network", "deny"),
         "sandbox.writable": req.get("writable", []),
         "sandbox.env": req.get("env_allow", []),
+        "sandbox.allowSecrets": req.get("allow_secrets", []),
+        "sandbox.maxProcesses": req.get("max_processes", 1024),
     }
     cwd = req["cwd"]
     os.environ["AMA_TEST_AGENT_PID"] = str(os.getpid())  # the "agent" the sandbox must not reach

@@ -152,20 +152,15 @@ def test_policy_table(ws: Path, tmp_path: Path, isolated_home: Path):
             str(home / ".npm"),
             str(out),
         }  # ~/.missing dropped
-        assert set(policy.read_only) == {
-            str(ws / ".ama"),
-            str(ws / ".git" / "hooks"),
-            str(ws / ".git" / "config"),
-        }
-        assert policy.pinned == (str(ws / ".git"),)
+        assert set(policy.read_only) == {str(ws / ".ama"), str(ws / ".git")}  # the whole git dir
+        assert policy.pinned == ()  # both are mount points themselves, directly in the workspace
         assert set(policy.hidden_dirs) == {
             str(home / d) for d in (".ssh", ".gnupg", ".aws", ".kube", ".config/gcloud")
         }
         files = {".docker/config.json", ".netrc", ".pgpass", ".git-credentials"}
         assert set(policy.hidden_files) == {str(home / f) for f in files} | {str(data / "auth.json")}
-        # missing .ama/ and .git/hooks were created (empty) so that they can be mounted read-only
+        # a missing .ama/ was created (empty) so that it can be mounted read-only
         assert (ws / ".ama").is_dir() and list((ws / ".ama").iterdir()) == []
-        assert (ws / ".git" / "hooks").is_dir()
         assert sandbox.policy(network="allow").network == "allow"
         extra = tmp_path / "extra"
         extra.mkdir()
@@ -291,7 +286,7 @@ def test_seatbelt_refuses_creation_by_path_so_nothing_is_created(ws: Path):
     sandbox = make(ws, status=SEATBELT)
     try:
         policy = sandbox.policy()
-        assert str(ws / ".ama") in policy.read_only and str(ws / ".git" / "hooks") in policy.read_only
+        assert str(ws / ".ama") in policy.read_only and str(ws / ".git") in policy.read_only
         assert not (ws / ".ama").exists() and not (ws / ".git" / "hooks").exists()
         assert policy.pinned == ()
     finally:
@@ -323,6 +318,11 @@ def test_sandbox_env_setting_passes_named_variables(ws: Path, monkeypatch: pytes
         "curl: (6) Could not resolve host: example.com",
         "npm ERR! getaddrinfo ENOTFOUND registry.npmjs.org",
         "Error: connect ECONNREFUSED 127.0.0.1:5432",
+        "curl: (7) Failed to connect to 1.1.1.1 port 443 after 0 ms: Couldn't connect to server",
+        "mv: cannot move '.git' to 'old': Device or resource busy",
+        "dial tcp 1.1.1.1:443: socket: operation not permitted",
+        "PermissionError: [Errno 13] permission denied",
+        "READ-ONLY FILE SYSTEM",
     ],
 )
 def test_hint_on_denial_like_failures(ws: Path, output: str):
@@ -330,6 +330,40 @@ def test_hint_on_denial_like_failures(ws: Path, output: str):
     try:
         assert sandbox.hint(output, 1) == SEED_HINT
         assert sandbox.hint(output, 0) is None  # success: no hint
+    finally:
+        sandbox.close()
+
+
+def test_hint_names_a_hidden_path(ws: Path, isolated_home: Path):
+    (isolated_home / ".ssh").mkdir()
+    (ws / ".env").write_text("TOKEN=x\n")
+    (ws / "api").mkdir()
+    (ws / "api" / ".env.local").write_text("TOKEN=y\n")
+    sandbox = make(ws)
+    try:
+        policy = sandbox.policy()
+        assert str(ws / ".env") in policy.hidden_files and str(ws / "api" / ".env.local") in policy.hidden_files
+        home_ssh = f"cat: {isolated_home}/.ssh/id_rsa: No such file or directory"
+        assert sandbox.hint(home_ssh, 1) == (
+            f"[sandbox: {isolated_home}/.ssh is hidden inside ama's OS sandbox (secrets read as empty or "
+            "missing there). If the command needs it, rerun it with sandbox:false, which needs the user's approval.]"
+        )
+        assert sandbox.hint("error: api/.env.local: missing DATABASE_URL", 1).startswith("[sandbox: api/.env.local is hidden")
+        assert sandbox.hint("KeyError: TOKEN (read from .env)", 1).startswith("[sandbox: .env is hidden")
+        # near misses: other names, and success
+        assert sandbox.hint("cat: .env.example: No such file or directory", 1) is None
+        assert sandbox.hint("cat: notes/.envrc: No such file or directory", 1) is None
+        assert sandbox.hint(home_ssh, 0) is None
+    finally:
+        sandbox.close()
+
+
+def test_allow_secrets_and_templates_stay_readable(ws: Path):
+    for name in (".env", ".env.test", ".env.example"):
+        (ws / name).write_text("x\n")
+    sandbox = make(ws, config={"sandbox.bash": "auto", "sandbox.allowSecrets": [".env.test"]})
+    try:
+        assert sandbox.policy().hidden_files == (str(ws / ".env"),)
     finally:
         sandbox.close()
 
@@ -345,3 +379,79 @@ def test_no_hint_for_unrelated_failures_or_network_markers_when_network_allowed(
         )
     finally:
         sandbox.close()
+
+
+# ---------------------------------------------------------------------------- git and macOS
+
+
+def test_bwrap_git_placeholder_and_worktree_pointers(ws: Path, tmp_path: Path):
+    sandbox = make(ws)
+    try:
+        policy = sandbox.policy()  # no .git yet: an empty placeholder, read-only
+        assert (ws / ".git").is_dir() and list((ws / ".git").iterdir()) == []
+        assert str(ws / ".git") in policy.read_only
+        # a worktree whose git dir (and common dir) lie inside the workspace
+        (ws / ".git").rmdir()
+        common = ws / "store" / "main.git"
+        gitdir = common / "worktrees" / "ws"
+        gitdir.mkdir(parents=True)
+        (gitdir / "commondir").write_text("../..\n")
+        (ws / ".git").write_text(f"gitdir: {gitdir}\n")
+        policy = sandbox.policy()
+        assert {str(ws / ".git"), str(common)} <= set(policy.read_only)
+        assert policy.pinned == (str(ws / "store"),)  # its parent cannot be renamed away
+    finally:
+        sandbox.close()
+
+
+def test_seatbelt_profile_protects_missing_git_renames_and_signals(ws: Path):
+    from ama.sandbox.profile import sbpl_profile
+
+    (ws / ".env").write_text("TOKEN=x\n")
+    sandbox = make(ws, status=SEATBELT)
+    try:
+        policy = sandbox.policy()
+        assert not (ws / ".git").exists()  # SBPL refuses creating it: no placeholder on disk
+        text = sbpl_profile(policy)
+        lines = text.splitlines()
+        deny_write = next(ln for ln in lines if ln.startswith("(deny file-write* (subpath"))
+        assert f'(subpath "{ws}/.git")' in deny_write and f'(subpath "{ws}/.ama")' in deny_write
+        assert f'(literal "{ws}/.env")' in next(ln for ln in lines if ln.startswith("(deny file-read*"))
+        unlink = next(ln for ln in lines if ln.startswith("(deny file-write-unlink"))
+        for path in (ws / ".git", ws, ws.parent):  # .git and its parents cannot be renamed
+            assert f'(literal "{path}")' in unlink
+        assert lines[-2:] == ["(deny signal)", "(allow signal (target same-sandbox))"]
+        allow = lines.index(next(ln for ln in lines if ln.startswith("(allow file-write* (subpath")))
+        assert allow < lines.index(deny_write) < lines.index(unlink)
+    finally:
+        sandbox.close()
+
+
+def test_process_limit_settings_and_launcher(ws: Path):
+    import resource
+
+    from ama.sandbox import limits
+
+    assert limits.nproc_argv(["true"], 0) == ["true"]  # 0: no limit, no launcher
+    argv = limits.nproc_argv(["/bin/sh", "-c", "make"], 512, bash="/bin/bash")
+    assert argv[:2] == ["/bin/bash", "-c"] and "ulimit -u 512 " in argv[2]
+    assert argv[3:] == ["ama-sandbox", "/bin/sh", "-c", "make"]
+    hard = resource.getrlimit(resource.RLIMIT_NPROC)[1]
+    if hard != resource.RLIM_INFINITY:  # never above the hard limit ama runs under: it could not be set
+        assert limits.effective_limit(hard + 10) == hard
+    sandbox = make(ws, config={"sandbox.bash": "auto", "sandbox.maxProcesses": -3})
+    try:
+        assert sandbox.max_processes == 1024
+        assert any("sandbox.maxProcesses must be a whole number" in w for w in sandbox.warnings)
+    finally:
+        sandbox.close()
+
+
+def test_project_may_only_lower_the_process_limit(ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    ama_home = tmp_path / "ama-home"
+    ama_home.mkdir()
+    monkeypatch.setenv("AMA_HOME", str(ama_home))
+    (ws / ".ama").mkdir()
+    for value, expected in ((256, 256), (0, 1024), (4096, 1024)):
+        (ws / ".ama" / "config.json").write_text(json.dumps({"sandbox": {"maxProcesses": value}}))
+        assert load_config(ws).get("sandbox.maxProcesses") == expected, value

@@ -41,7 +41,8 @@ def test_public_names_are_exactly_these():
     ]
     assert ama.sandbox.__all__ == expected == sorted(expected, key=str.casefold)
     public = sorted(n for n in vars(ama.sandbox) if not n.startswith("_") and n not in {
-        "annotations", "bash", "detect", "profile", "seccomp", "wrap"})  # fmt: skip
+        "annotations", "bash", "detect", "gitguard", "hint", "limits", "profile", "seccomp",
+        "secretfiles", "wrap"})  # fmt: skip
     assert public == sorted(set(expected) - {"detect"})
 
 

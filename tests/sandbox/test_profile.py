@@ -13,13 +13,14 @@ from ama.sandbox.profile import bwrap_argv, sandbox_exec_argv, sbpl_profile, sbp
 
 GOLDEN = Path(__file__).with_name("golden")
 
+# a worktree workspace: its .git is a pointer to a git dir inside the workspace's trees/main
 BASH_POLICY = Policy(
     network="deny",
     writable=("/work/ws", "/tmp/ama-s1-x", "/home/u/.cache", "/home/u"),
-    read_only=("/work/ws/.ama", "/work/ws/.git/hooks", "/work/ws/.git/config"),
+    read_only=("/work/ws/.ama", "/work/ws/.git", "/work/ws/trees/main/.git"),
     hidden_dirs=("/home/u/.ssh", "/home/u/.aws"),
-    hidden_files=("/home/u/.netrc", "/home/u/.local/share/ama/auth.json"),
-    pinned=("/work/ws/.git",),
+    hidden_files=("/home/u/.netrc", "/home/u/.local/share/ama/auth.json", "/work/ws/.env"),
+    pinned=("/work/ws/trees", "/work/ws/trees/main"),
 )
 
 
@@ -89,9 +90,9 @@ def test_bwrap_mount_order_root_writable_readonly_hidden():
     first_sub_ro = order.index("--ro-bind", 1)
     assert last_bind < first_sub_ro < order.index("--tmpfs")
     binds = [argv[i + 1] for i, a in enumerate(argv) if a == "--bind"]
-    # parents before children, the pinned .git after the workspace it sits in
+    # parents before children, the pinned parents after the workspace they sit in
     assert binds.index("/home/u") < binds.index("/home/u/.cache")
-    assert binds.index("/work/ws") < binds.index("/work/ws/.git")
+    assert binds.index("/work/ws") < binds.index("/work/ws/trees") < binds.index("/work/ws/trees/main")
     # hidden files are read as empty: /dev/null bound read-only over them
     assert argv[argv.index("/home/u/.netrc") - 2 : argv.index("/home/u/.netrc") + 1] == [
         "--ro-bind",
@@ -142,7 +143,10 @@ def test_empty_command_refused():
 
 
 def test_sbpl_matches_the_seed_example():
-    assert sbpl_profile(Policy(network="deny", writable=("/work",))) == golden("sbpl_seed_example.sb")
+    """The seed's example profile, plus the signal rules: only the same sandbox can be signalled."""
+    text = sbpl_profile(Policy(network="deny", writable=("/work",)))
+    assert text == golden("sbpl_seed_example.sb")
+    assert text.endswith("(deny signal)\n(allow signal (target same-sandbox))\n")
 
 
 def test_sbpl_bash_profile_matches_golden():
@@ -158,7 +162,7 @@ def test_sbpl_network_allow_drops_network_rules_only():
 def test_sbpl_later_rules_win_so_denies_come_after_allows():
     lines = sbpl_profile(BASH_POLICY).splitlines()
     allow = next(i for i, ln in enumerate(lines) if ln.startswith("(allow file-write* (subpath"))
-    read_only = next(i for i, ln in enumerate(lines) if '"/work/ws/.git/hooks"' in ln)
+    read_only = next(i for i, ln in enumerate(lines) if '(subpath "/work/ws/.git")' in ln)
     hidden = next(i for i, ln in enumerate(lines) if ln.startswith("(deny file-read* file-write*"))
     assert lines.index("(deny file-write*)") < allow < read_only < hidden
     assert lines[read_only].startswith("(deny file-write*")

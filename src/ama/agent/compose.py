@@ -132,14 +132,18 @@ def build_agent(opts: AgentOptions) -> tuple[AgentSession, list[str]]:
             else:
                 warnings.append(message)
 
-        if session.persisted and config.get("checkpoints.mode") != "off":
+        from ama.checkpoints.tracker import default_mode
+
+        explicit = getattr(config, "values", {}).get("checkpoints.mode")
+        checkpoint_mode = default_mode(explicit, sandbox_bash=config.get("sandbox.bash"))
+        if session.persisted and checkpoint_mode != "off":
             from ama.checkpoints import CheckpointTracker
 
             tracker = CheckpointTracker(
                 session=session,
                 cwd=cwd,
                 data_dir=data_dir,
-                mode=config.get("checkpoints.mode"),
+                mode=checkpoint_mode,
                 max_file_bytes=config.get("checkpoints.maxFileBytes"),
                 keep=config.get("checkpoints.keep"),
                 notify=notify,

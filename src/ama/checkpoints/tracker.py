@@ -48,6 +48,17 @@ SHADOW_MAX_FILES = 20_000
 SHADOW_MAX_SECONDS = 3.0
 
 MODES = ("tools", "shadow-git", "off")
+
+
+def default_mode(configured: str | None, *, sandbox_bash: str | None) -> str:
+    """The checkpoint mode of a session: an explicit ``checkpoints.mode`` (user or project
+    file, ``AMA_CHECKPOINTS``) wins; without one, ``shadow-git`` when ``sandbox.bash`` is
+    ``auto`` -- sandboxed commands then run without asking, and the shadow snapshot makes
+    whatever they changed one rewind away -- else ``tools``.  The shadow-git guard rails
+    (file count, snapshot time) still fall back to ``tools``."""
+    if configured in MODES:
+        return configured
+    return "shadow-git" if sandbox_bash == "auto" else "tools"
 #: a file modified this recently may still change within the same timestamp tick: its
 #: record gets no mtime, so the next checkpoint reads it instead of trusting the stat
 RACY_NS = 2_000_000_000
@@ -92,6 +103,9 @@ class CheckpointTracker:
         self._lock = threading.RLock()
         self._shadow: ShadowGit | None = None
         self._shadow_checked = False
+        #: shadow-git: the snapshot taken after the latest bash command, newer than any
+        #: checkpoint's (this process only; the next checkpoint supersedes it)
+        self._after_command: str | None = None
         self._registered = False
 
     # --- helpers ----------------------------------------------------------------------
@@ -261,6 +275,7 @@ class CheckpointTracker:
                     commit = self._shadow_snapshot(user_entry_id)
                     if commit:
                         data["shadowCommit"] = commit
+                        self._after_command = None
                 if files or "shadowCommit" in data:
                     self._register()
                 self.session.append_custom(CHECKPOINT_TYPE, data)
@@ -295,6 +310,21 @@ class CheckpointTracker:
         return out
 
     # --- shadow git -------------------------------------------------------------------
+
+    def _latest_shadow(self) -> str | None:
+        return self._after_command or self.history.latest_shadow_commit()
+
+    def after_command(self) -> None:
+        """A bash command ran (shadow-git only): snapshot the work tree, so that a rewind
+        counts what the command changed as known -- ama's own doing, restored -- and not as
+        a change made by someone else (a conflict).  Kept in memory: after a restart, the
+        changes of the last turn's commands are conflicts again.  Never raises."""
+        if not self.enabled or self.mode != "shadow-git":
+            return
+        with self._lock:
+            commit = self._shadow_snapshot("after command")
+            if commit is not None:
+                self._after_command = commit
 
     def _downgrade(self, why: str) -> None:
         self.mode = "tools"
@@ -342,7 +372,7 @@ class CheckpointTracker:
             tree = sh.write_tree()
             ref = str(getattr(self.session, "id", "") or "session")
             commit = sh.commit(
-                tree, f"ama checkpoint {uid}", parent=self.history.latest_shadow_commit(), ref=ref
+                tree, f"ama checkpoint {uid}", parent=self._latest_shadow(), ref=ref
             )
         except (ShadowError, OSError) as e:
             self._downgrade(f"a snapshot failed: {e}")
@@ -383,7 +413,7 @@ class CheckpointTracker:
                 sh,
                 self.cwd,
                 commit,
-                self.history.latest_shadow_commit(),
+                self._latest_shadow(),
                 inside,
                 max_bytes=self.max_file_bytes,
                 known=self._known,

@@ -90,6 +90,7 @@ def sandbox_status(args: argparse.Namespace) -> int:
     bash tool would use it with the current settings (user config, project config, env)."""
     from ama.sandbox import detect
     from ama.sandbox.bash import credential_paths, read_settings
+    from ama.sandbox.secretfiles import workspace_secrets
 
     cwd = _cwd()
     cfg = _load(cwd)
@@ -101,6 +102,7 @@ def sandbox_status(args: argparse.Namespace) -> int:
         {"path": entry, "realpath": real, "exists": os.path.isdir(real)} for entry, real in settings.writable
     ]
     hidden = credential_paths(os.path.expanduser("~"), *_dirs())
+    secrets = [os.path.relpath(p, cwd) for p in workspace_secrets(os.path.realpath(cwd), settings.allow_secrets)]
     if args.json:
         out = status.to_json()
         out["bash"] = {
@@ -109,6 +111,9 @@ def sandbox_status(args: argparse.Namespace) -> int:
             "network": settings.network,
             "writable": writable,
             "unreadable": hidden,
+            "workspaceSecrets": secrets,
+            "allowSecrets": settings.allow_secrets,
+            "maxProcesses": settings.max_processes,
             "env": settings.env_allow,
         }
         out["warnings"] = settings.warnings
@@ -131,8 +136,11 @@ def sandbox_status(args: argparse.Namespace) -> int:
     print(f"  network:        {settings.network}")
     extra = [f"{w['path']}" + ("" if w["exists"] else " (missing, ignored)") for w in writable]
     print("  writable:       " + ", ".join(["the workspace", "a private TMPDIR per session", *extra]))
-    print("  read-only:      .ama/, .git/hooks, .git/config in the workspace")
+    print("  read-only:      .ama/ and the git directory (.git, and where a gitdir:/commondir points)")
     print("  unreadable:     " + ", ".join(_home_relative(h) for h in hidden))
+    print("  hidden here:    " + (", ".join(secrets) if secrets else "no secret files found in the workspace"))
+    limit = settings.max_processes
+    print(f"  processes:      at most {limit} per call" if limit else "  processes:      no limit")
     if settings.env_allow:
         print("  env passed:     " + ", ".join(settings.env_allow))
     print(f"  try it:         {EXEC_USAGE}")

@@ -36,6 +36,13 @@ def _smaller(_user: Any, project: Any) -> bool:
     return isinstance(project, int) and (not isinstance(_user, int) or project <= _user)
 
 
+def _tighter_limit(user: Any, project: Any) -> bool:
+    """A lower limit than the user's, where 0 means no limit (so a project cannot set 0)."""
+    if not isinstance(project, int) or isinstance(project, bool) or project <= 0:
+        return False
+    return not isinstance(user, int) or user == 0 or project <= user
+
+
 KEYS: dict[str, Key] = {
     k.name: k
     for k in [
@@ -57,7 +64,13 @@ KEYS: dict[str, Key] = {
         Key("retry.baseDelayMs", "int", 2000, "First retry delay; doubles per attempt (capped at 60 s)."),
         Key("limits.maxTurns", "int", 0, "Stop a run after this many model calls (0 = no limit).", "any"),
         Key("ui.restoreOnCancel", "bool", True, "Esc before any reply withdraws the turn and refills the prompt."),
-        Key("checkpoints.mode", "tools|shadow-git|off", "tools", "File checkpoints for rewind (AMA_CHECKPOINTS).", _only("off")),
+        Key(
+            "checkpoints.mode",
+            "tools|shadow-git|off",
+            "tools",
+            "File checkpoints for rewind (AMA_CHECKPOINTS); shadow-git by default when sandbox.bash is auto.",
+            _only("off"),
+        ),
         Key("checkpoints.maxFileBytes", "int", 5 * 1024 * 1024, "Files larger than this are not backed up.", _smaller),
         Key("checkpoints.keep", "int", 100, "Checkpoints older than the newest N are not offered as rewind points."),
         Key("sandbox.enabled", "auto|off", "auto", "Use the OS sandbox when available (AMA_SANDBOX=off overrides)."),
@@ -70,6 +83,19 @@ KEYS: dict[str, Key] = {
             "list[str]",
             [],
             "Variables (names or globs) bash commands keep although they look like credentials.",
+        ),
+        Key(
+            "sandbox.allowSecrets",
+            "list[str]",
+            [],
+            "Workspace secret files (.env, ...) left readable in the sandbox: globs on the relative path or name.",
+        ),
+        Key(
+            "sandbox.maxProcesses",
+            "int",
+            1024,
+            "Most processes one sandboxed bash call may run (fork bombs); 0 = no limit.",
+            _tighter_limit,
         ),
     ]
 }

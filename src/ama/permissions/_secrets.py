@@ -22,18 +22,13 @@ import re
 from ama.permissions._dangerous import expand_home
 from ama.sandbox.bash import AUTH_FILE
 from ama.sandbox.bash import CREDENTIAL_PATHS as HOME_SECRETS  # one list: the sandbox hides what asks here
-
-ENV_TEMPLATES = frozenset({".env.example", ".env.sample", ".env.template", ".env.dist", ".env.defaults"})
+from ama.sandbox.secretfiles import is_env_file  # the same .env list: hidden in the sandbox
 
 _B = r"(?<![\w.-])"  # start of a path component
 _E = r"(?![\w-])"  # end of a name (a following "." or "/" is fine: .ssh/id_rsa, .netrc.bak)
 _HOME_RE = re.compile(_B + "(" + "|".join(re.escape(n) for n in HOME_SECRETS) + ")" + _E)
 _ENV_RE = re.compile(_B + r"(\.env(?:\.[\w.-]+)?)(?![\w/-])")
 _GLOB = re.compile(r"[*?\[]")
-
-
-def is_env_file(name: str) -> bool:
-    return (name == ".env" or name.startswith(".env.")) and name not in ENV_TEMPLATES
 
 
 def secret_paths(home: str, auth_dirs: tuple[str, ...] = ()) -> list[str]:

@@ -4,7 +4,11 @@
     profile.py  policy -> bwrap argv / unshare argv / SBPL text (pure)
     seccomp.py  the BPF filter bwrap loads (no AF_UNIX sockets, no io_uring)
     wrap.py     policy + command -> WrappedCommand; ``spawn`` on a long-lived thread
-    bash.py     the bash sandbox of a session: settings, per-call policy, denial hint
+    bash.py     the bash sandbox of a session: settings and the per-call policy
+    gitguard.py the workspace's git directory, read-only as a whole (hooks, config, pointers)
+    secretfiles.py  the one list of secret paths; .env and credential files in the workspace
+    limits.py   the process limit (RLIMIT_NPROC inside, a pids cgroup where writable)
+    hint.py     the denial hint appended to a failed call that looks refused
 
 See docs/sandbox.md.
 """

@@ -5,11 +5,13 @@ hands the same object to the bash tool and the permission pipeline, so both agre
 "will this call run in the sandbox".  Per call:
 
     writable    workspace, a private TMPDIR for the session, ama's output dirs, sandbox.writable
-    read-only   <workspace>/.ama, .git/hooks, .git/config  (missing .ama/ and .git/hooks are
-                created empty first: a sandbox can only be kept out of paths that exist)
-    pinned      <workspace>/.git  (a mount point: it cannot be renamed away and replaced)
+    read-only   <workspace>/.ama, the workspace's git directory as a whole (gitguard.py): a
+                missing .ama/ or .git is created empty first (bwrap mounts only on what exists)
+    pinned      directories between a writable root and a protected path (cannot be renamed)
     unreadable  ~/.ssh ~/.gnupg ~/.aws ~/.kube ~/.docker/config.json ~/.config/gcloud
-                ~/.netrc ~/.pgpass ~/.git-credentials <data dir>/auth.json
+                ~/.netrc ~/.pgpass ~/.git-credentials <data dir>/auth.json, and the same names
+                and .env files inside the workspace unless sandbox.allowSecrets names them
+    processes   at most sandbox.maxProcesses (RLIMIT_NPROC inside; a pids cgroup when writable)
     network     sandbox.network ("deny" by default)
     environment credential variables removed unless sandbox.envAllow (or the older
                 sandbox.env) names them; the bash tool scrubs again by name and value
@@ -22,14 +24,21 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from ama.sandbox import limits
 from ama.sandbox.detect import SandboxStatus, detect, off_reason
+from ama.sandbox.gitguard import git_read_only, protected_ancestors
+from ama.sandbox.hint import HINT, WHAT, denial_hint
 from ama.sandbox.profile import NETWORK_VALUES, Policy
+from ama.sandbox.secretfiles import AUTH_FILE, CREDENTIAL_PATHS, SecretScan
 from ama.sandbox.wrap import SandboxError, WrappedCommand, build_policy, wrap_command
+
+__all__ = ["AUTH_FILE", "CREDENTIAL_PATHS", "HINT", "BashSandbox", "make_bash_sandbox"]
 
 DEFAULTS: dict[str, Any] = {
     "sandbox.enabled": "auto",
@@ -38,58 +47,18 @@ DEFAULTS: dict[str, Any] = {
     "sandbox.writable": [],
     "sandbox.env": [],
     "sandbox.envAllow": [],
+    "sandbox.allowSecrets": [],
+    "sandbox.maxProcesses": limits.DEFAULT_MAX_PROCESSES,
 }
 
-#: credential paths under the home directory, made unreadable (same list as the permission rules)
-CREDENTIAL_PATHS: tuple[str, ...] = (
-    ".ssh",
-    ".gnupg",
-    ".aws",
-    ".kube",
-    ".docker/config.json",
-    ".config/gcloud",
-    ".netrc",
-    ".pgpass",
-    ".git-credentials",
-)
-AUTH_FILE = "auth.json"  # in ama's data dir
-
 #: inside the workspace: writable there would let code run later, outside the sandbox
-WORKSPACE_READ_ONLY: tuple[str, ...] = (".ama", ".git/hooks", ".git/config")
+WORKSPACE_READ_ONLY: tuple[str, ...] = (".ama",)
 
 DESCRIPTION = {
     "deny": "Runs in an OS sandbox (writes only in workspace/temp, no network); sandbox:false needs approval.",
     "allow": "Runs in an OS sandbox (writes only in workspace/temp); sandbox:false needs approval.",
 }
-HINT = (
-    "[sandbox: this command ran in ama's OS sandbox ({what}). If it failed because of that, "
-    "rerun it with sandbox:false, which needs the user's approval.]"
-)
-_WHAT = {"deny": "writes only in workspace/temp, no network", "allow": "writes only in workspace/temp"}
-
-#: output that suggests the sandbox refused something
-DENIAL_MARKERS: tuple[str, ...] = (
-    "Operation not permitted",
-    "Read-only file system",
-    "Permission denied",
-    "EPERM",
-    "EACCES",
-    "EROFS",
-)
-NETWORK_DENIAL_MARKERS: tuple[str, ...] = (
-    "Could not resolve host",
-    "Temporary failure in name resolution",
-    "Name or service not known",
-    "nodename nor servname",
-    "getaddrinfo",
-    "ENOTFOUND",
-    "EAI_AGAIN",
-    "ECONNREFUSED",
-    "Connection refused",
-    "Network is unreachable",
-    "ENETUNREACH",
-)
-_HINT_SCAN_CHARS = 200_000
+_WHAT = WHAT
 
 
 def setting(config: Mapping[str, Any] | Any, key: str) -> Any:
@@ -146,6 +115,11 @@ class BashSandbox:
         env_deny: Sequence[str] = (),
         shell: str = "/bin/sh",
         warnings: Sequence[str] = (),
+        allow_secrets: Sequence[str] = (),
+        max_processes: int = 0,
+        cgroup: limits.PidsCgroup | None = None,
+        home: str | None = None,
+        empty_file: str | None = None,
     ) -> None:
         self.status = status
         self.active = active
@@ -158,7 +132,16 @@ class BashSandbox:
         self.env_deny = tuple(env_deny)  # more variables to scrub (provider key variables)
         self.shell = shell
         self.warnings = list(warnings)
-        self._finalizer = weakref.finalize(self, shutil.rmtree, tmpdir, True) if tmpdir else None
+        self.allow_secrets = tuple(allow_secrets)  # sandbox.allowSecrets: workspace secrets left readable
+        self.max_processes = max_processes  # sandbox.maxProcesses (0: no limit)
+        self.cgroup = cgroup
+        self.home = home or os.path.expanduser("~")
+        self.empty_file = empty_file  # bound over hidden files (bwrap)
+        self._scan = SecretScan()
+        self._lock = threading.Lock()
+        self._hidden_seen: set[str] = set(self.hidden)  # for the hint: everything ever hidden
+        cleanup = [p for p in (tmpdir, empty_file) if p]
+        self._finalizer = weakref.finalize(self, _cleanup, cleanup, cgroup) if (cleanup or cgroup) else None
 
     @property
     def isolates_network(self) -> bool:
@@ -171,8 +154,17 @@ class BashSandbox:
 
     # ------------------------------------------------------------------ per call
 
+    def workspace_secrets(self) -> list[str]:
+        """Secret files and directories in the workspace that this call hides (realpaths)."""
+        if self.workspace is None:
+            return []
+        with self._lock:
+            found = self._scan.scan(self.workspace, self.allow_secrets)
+            self._hidden_seen.update(found)
+        return found
+
     def policy(self, *, network: str | None = None, extra_writable: Iterable[str] = ()) -> Policy:
-        """The policy of one call (creates missing ``.ama/`` and ``.git/hooks`` first)."""
+        """The policy of one call (creates a missing ``.ama/`` and, for bwrap, ``.git`` first)."""
         if not self.active or self.workspace is None:
             raise SandboxError("the bash sandbox is not active")
         net = network or self.network
@@ -180,27 +172,32 @@ class BashSandbox:
             raise SandboxError(f"network must be 'deny' or 'allow', got {net!r}")
         extra = []
         for path in extra_writable:
-            expanded = expand_path(path, os.path.expanduser("~"))
+            expanded = expand_path(path, self.home)
             if expanded is None:
                 raise SandboxError(f"writable paths must be absolute or start with ~/: {path!r}")
             extra.append(os.path.realpath(expanded))
         ws = self.workspace
-        git = os.path.join(ws, ".git")
         if self.status.kind == "bwrap":  # SBPL refuses creating missing paths by itself
             _ensure_dir(os.path.join(ws, ".ama"))
-            if os.path.isdir(git) and not os.path.islink(git):
-                _ensure_dir(os.path.join(git, "hooks"))
-        read_only = [os.path.realpath(os.path.join(ws, rel)) for rel in WORKSPACE_READ_ONLY]
-        pinned = [git] if os.path.lexists(git) and not os.path.islink(git) else []
+            _ensure_dir(os.path.join(ws, ".git"))  # an empty .git is no repository to git
         writable = [ws, *([self.tmpdir] if self.tmpdir else []), *self.writable, *extra]
+        read_only = [os.path.realpath(os.path.join(ws, rel)) for rel in WORKSPACE_READ_ONLY]
+        for path in git_read_only(ws):
+            if any(_contains(root, path) for root in writable):  # elsewhere it is read-only anyway
+                read_only.append(path)
+        hidden = [*self.hidden, *self.workspace_secrets()]
+        # parents of read-only paths that git finds by name (a worktree's git dir) are pinned;
+        # a hidden path needs none: its mount moves along if a parent is renamed
+        pinned = protected_ancestors(read_only, writable)
         return build_policy(
             self.status.kind,
             network=net,
             writable=writable,
             read_only=read_only,
-            hidden=self.hidden,
+            hidden=hidden,
             pinned=pinned,
             resolved=True,
+            empty_file=self.empty_file or "/dev/null",
         )
 
     def wrap(
@@ -234,35 +231,64 @@ class BashSandbox:
         if not (self.active and sandbox):
             return WrappedCommand(list(argv), dict(os.environ), (), False)
         policy = self.policy(network=network, extra_writable=extra_writable)
-        return wrap_command(
+        inner = list(argv)
+        if self.status.kind == "bwrap":
+            inner = limits.nproc_argv(inner, self.max_processes, bash=_bash_of(self.shell))
+        wrapped = wrap_command(
             self.status,
-            argv,
+            inner,
             policy,
             env_allow=self.env_allow,
             env_deny=self.env_deny,
             cwd=os.path.abspath(cwd),
             tmpdir=self.tmpdir,
         )
+        if self.cgroup is not None:
+            wrapped.argv = self.cgroup.argv(wrapped.argv)
+        return wrapped
 
     def hint(self, output: str, exit_code: int, *, network: str | None = None) -> str | None:
         """The denial hint line to append to a failed sandboxed call's output, or None.
 
         A guess from the text (the same errors can have other causes), hence "If it failed
-        because of that".  Only for calls that ran sandboxed.
+        because of that".  Only for calls that ran sandboxed.  A hidden path named in the
+        output gets a hint that the sandbox hid it.
         """
-        if not self.active or exit_code == 0:
+        if not self.active:
             return None
-        net = network or self.network
-        tail = output[-_HINT_SCAN_CHARS:]
-        markers = DENIAL_MARKERS + (NETWORK_DENIAL_MARKERS if net == "deny" else ())
-        if any(m in tail for m in markers):
-            return HINT.format(what=_WHAT.get(net, _WHAT["deny"]))
-        return None
+        with self._lock:
+            hidden = sorted(self._hidden_seen)
+        return denial_hint(
+            output,
+            exit_code,
+            network=network or self.network,
+            hidden=hidden,
+            home=self.home,
+            workspace=self.workspace,
+        )
 
     def close(self) -> None:
-        """Remove the session's private TMPDIR."""
+        """Remove the session's private TMPDIR and its pids cgroup."""
         if self._finalizer is not None:
             self._finalizer()
+
+
+def _cleanup(paths: list[str], cgroup: limits.PidsCgroup | None) -> None:
+    for path in paths:
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, True)
+        else:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+    if cgroup is not None:
+        cgroup.close()
+
+
+def _bash_of(shell: str) -> str | None:
+    """``shell`` if it is bash, else bash from PATH (None without one)."""
+    return shell if os.path.basename(shell) == "bash" else shutil.which("bash")
 
 
 def _ensure_dir(path: str) -> None:
@@ -291,6 +317,16 @@ class BashSettings:
     writable: list[tuple[str, str]]  # (as configured, realpath)
     env_allow: list[str]
     warnings: list[str]
+    allow_secrets: list[str] = field(default_factory=list)
+    max_processes: int = limits.DEFAULT_MAX_PROCESSES
+
+
+def _count(config: Any, key: str, warnings: list[str]) -> int:
+    value = setting(config, key)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        warnings.append(f"{key} must be a whole number >= 0, got {value!r}; using {DEFAULTS[key]!r}")
+        return int(DEFAULTS[key])
+    return value
 
 
 def read_settings(config: Mapping[str, Any] | Any, *, home: str | None = None) -> BashSettings:
@@ -311,7 +347,9 @@ def read_settings(config: Mapping[str, Any] | Any, *, home: str | None = None) -
         writable.append((entry, os.path.realpath(expanded)))
     allow = _str_list(config, "sandbox.envAllow", warnings) + _str_list(config, "sandbox.env", warnings)
     env_allow = list(dict.fromkeys(allow))
-    return BashSettings(enabled, bash, network, writable, env_allow, warnings)
+    allow_secrets = _str_list(config, "sandbox.allowSecrets", warnings)
+    max_processes = _count(config, "sandbox.maxProcesses", warnings)
+    return BashSettings(enabled, bash, network, writable, env_allow, warnings, allow_secrets, max_processes)
 
 
 def credential_paths(home: str, data_dir: str, config_dir: str | None = None) -> list[str]:
@@ -343,7 +381,8 @@ def make_bash_sandbox(
     more environment variables to scrub (e.g. the key variables named by configured providers).
     ``output_dirs``: ama's own output directories (full output of truncated results,
     background job logs), writable in the sandbox.  An active sandbox owns a private
-    TMPDIR: ``close()`` removes it (so does garbage collection, and exit).
+    TMPDIR (and, where it can make one, a pids cgroup): ``close()`` removes them (so does
+    garbage collection, and exit).
     """
     home = home or os.path.expanduser("~")
     settings = read_settings(config, home=home)
@@ -365,6 +404,7 @@ def make_bash_sandbox(
             env_allow=settings.env_allow,
             env_deny=secret_env,
             warnings=warnings,
+            home=home,
         )
 
     workspace = os.path.realpath(cwd)
@@ -379,6 +419,15 @@ def make_bash_sandbox(
     hidden = [h for h in credential_paths(home, data_dir, config_dir) if not _contains(h, workspace)]
     label = _SAFE_ID.sub("", session_id or "")[:12] or "session"
     tmpdir = os.path.realpath(tempfile.mkdtemp(prefix=f"ama-{label}-"))
+    empty_file = None
+    if status.kind == "bwrap":  # outside TMPDIR: the sandbox cannot write it
+        fd, empty = tempfile.mkstemp(prefix=f"ama-{label}-empty-")
+        os.close(fd)
+        os.chmod(empty, 0o444)
+        empty_file = os.path.realpath(empty)
+    cgroup = None
+    if status.kind == "bwrap" and os.geteuid() == 0:  # RLIMIT_NPROC does not bind the host's root
+        cgroup = limits.PidsCgroup.create(label, settings.max_processes)
     return BashSandbox(
         status=status,
         active=True,
@@ -391,4 +440,9 @@ def make_bash_sandbox(
         env_deny=secret_env,
         shell=shutil.which("bash") or "/bin/sh",
         warnings=warnings,
+        allow_secrets=settings.allow_secrets,
+        max_processes=settings.max_processes,
+        cgroup=cgroup,
+        home=home,
+        empty_file=empty_file,
     )

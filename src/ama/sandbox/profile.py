@@ -12,10 +12,10 @@ Linux, bubblewrap -- the order of the mount operations is the point:
 3. ``--bind P P``              writable directories, parents before children
 4. ``--bind .git .git``        pinned paths: a mount point cannot be renamed or removed
 5. ``--ro-bind P P``           read-only paths inside writable ones
-6. ``--tmpfs D --remount-ro D`` / ``--ro-bind /dev/null F``   hidden (reads return empty)
+6. ``--tmpfs D --remount-ro D`` / ``--ro-bind EMPTY F``   hidden (reads return empty)
 
 macOS, SBPL -- later rules win, so allows come first and the read-only and hidden denies
-after them.
+after them, then the rename protection of protected paths and their parents, then signals.
 """
 
 from __future__ import annotations
@@ -46,6 +46,9 @@ class Policy:
     hidden_dirs: tuple[str, ...] = ()
     hidden_files: tuple[str, ...] = ()
     pinned: tuple[str, ...] = ()  # bwrap: self-bound so they cannot be renamed away
+    #: bwrap: bound read-only over hidden files.  An empty regular file reads as empty;
+    #: /dev/null (the default) fails with EACCES, bwrap binds it without device access
+    empty_file: str = "/dev/null"
 
     def __post_init__(self) -> None:
         if self.network not in NETWORK_VALUES:
@@ -53,6 +56,7 @@ class Policy:
         for group in (self.writable, self.read_only, self.hidden_dirs, self.hidden_files, self.pinned):
             for path in group:
                 check_path(path)
+        check_path(self.empty_file)
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -109,7 +113,7 @@ def bwrap_argv(
     for path in _depth_sorted(policy.hidden_dirs):
         argv += ["--tmpfs", path, "--remount-ro", path]
     for path in _depth_sorted(policy.hidden_files):
-        argv += ["--ro-bind", "/dev/null", path]
+        argv += ["--ro-bind", policy.empty_file, path]
     if chdir is not None:
         argv += ["--chdir", check_path(chdir)]
     if seccomp_fd is not None:
@@ -144,8 +148,25 @@ def sbpl_string(path: str) -> str:
     return '"' + path.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def _ancestors(paths: Sequence[str]) -> list[str]:
+    """Every directory above ``paths`` except ``/`` (deduplicated, parents first)."""
+    out = []
+    for path in paths:
+        parent = path.rstrip("/").rsplit("/", 1)[0]
+        while parent:
+            out.append(parent)
+            parent = parent.rsplit("/", 1)[0]
+    return _depth_sorted(out)
+
+
 def sbpl_profile(policy: Policy) -> str:
-    """The Seatbelt profile text for ``policy`` (one rule per line, trailing newline)."""
+    """The Seatbelt profile text for ``policy`` (one rule per line, trailing newline).
+
+    After the allows: read-only and hidden paths refuse writes (``subpath`` also covers a
+    path that does not exist yet, so creating it is refused); those paths, their parents
+    and the pinned paths refuse ``file-write-unlink``, so none of them can be renamed away
+    (or deleted) and made again; signals reach only processes of the same sandbox.
+    """
     lines = ["(version 1)", "(allow default)"]
     if policy.network == "deny":
         lines.append("(deny network*)")
@@ -162,6 +183,13 @@ def sbpl_profile(policy: Policy) -> str:
     hidden += [f"(literal {sbpl_string(p)})" for p in _depth_sorted(policy.hidden_files)]
     if hidden:
         lines.append(f"(deny file-read* file-write* {' '.join(hidden)})")
+    protected = [*policy.read_only, *policy.hidden_dirs, *policy.hidden_files]
+    no_rename = _depth_sorted([*protected, *_ancestors(protected), *policy.pinned])
+    if no_rename:
+        literals = " ".join(f"(literal {sbpl_string(p)})" for p in no_rename)
+        lines.append(f"(deny file-write-unlink {literals})")
+    lines.append("(deny signal)")
+    lines.append("(allow signal (target same-sandbox))")
     return "\n".join(lines) + "\n"
 
 

@@ -116,12 +116,13 @@ def build_policy(
     hidden: Iterable[str] = (),
     pinned: Iterable[str] = (),
     resolved: bool = False,
+    empty_file: str = "/dev/null",
 ) -> profile.Policy:
     """The policy for sandbox ``kind`` from absolute paths (realpath'd unless ``resolved``).
 
     Missing writable directories are dropped.  For bwrap, which can only mount over
     existing paths, missing read-only, hidden and pinned paths are dropped too; for
-    sandbox-exec they stay, so creating them is refused.  Hidden paths are classified as
+    sandbox-exec they stay, so creating them is refused (pinned paths: renaming them).  Hidden paths are classified as
     directories (emptied) or files (read as empty) by what is on disk now.
     """
     real: Callable[[str], str] = (lambda p: p) if resolved else os.path.realpath
@@ -139,8 +140,6 @@ def build_policy(
     if kind == "bwrap":
         read_only = [p for p in read_only if os.path.lexists(p)]
         pinned = [p for p in pinned if os.path.lexists(p)]
-    else:
-        pinned = []
     try:
         return profile.Policy(
             network=network,
@@ -149,6 +148,7 @@ def build_policy(
             hidden_dirs=tuple(hidden_dirs),
             hidden_files=tuple(hidden_files),
             pinned=tuple(pinned),
+            empty_file=empty_file,
         )
     except profile.ProfileError as e:
         raise SandboxError(str(e)) from None
