@@ -16,7 +16,7 @@ from typing import Any
 
 from ama.agent.events import plain
 from ama.permissions import Answer
-from ama.rpc import acp_history, acp_map, acp_prompt
+from ama.rpc import acp_config, acp_history, acp_map, acp_prompt
 
 log = logging.getLogger("ama.acp")
 
@@ -65,6 +65,8 @@ class Outbox:
 
     def close(self) -> None:
         self._task.cancel()
+        self._items.clear()
+        self._idle.set()  # nobody waits forever on a closed outbox
 
 
 class AcpBroker:
@@ -118,6 +120,8 @@ class AcpSession:
     def _on_event(self, ev: dict[str, Any]) -> None:
         for update in self.mapper.on_event(ev):
             self.outbox.put(update)
+        if ev.get("type") in acp_config.CHANGE_EVENTS:
+            self.outbox.put({"sessionUpdate": "config_option_update", "configOptions": acp_config.config_options(self.agent)})
         if ev.get("type") == "auto_retry_start":
             log.warning("%s; retrying in %.1fs", ev.get("errorMessage"), (ev.get("delayMs") or 0) / 1000)
 
@@ -173,6 +177,10 @@ class AcpSession:
             self.agent.abort()
 
     async def close(self) -> None:
+        """Stop a running prompt (it answers ``cancelled``), then release the session."""
+        self.cancel()
+        await self.agent.wait_idle()
+        await self.outbox.drain()
         self._unsubscribe()
         self.outbox.close()
         await self.agent.close()
