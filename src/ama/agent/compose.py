@@ -12,7 +12,7 @@ from typing import Any
 
 from ama.agent.session import AgentSession, default_output_dir
 from ama.ai.models import DEFAULT_MODELS
-from ama.errors import AmaError, NotFound
+from ama.errors import AmaError, InvalidArguments, NotFound
 
 
 @dataclass
@@ -30,6 +30,40 @@ class AgentOptions:
     extra_tools: list[Any] = field(default_factory=list)
     system_prompt: str | None = None
     config: Any = None
+    #: the OS sandbox for bash: "auto" or "off" replaces the config's ``sandbox.bash`` ("auto"
+    #: also its ``sandbox.enabled``); None reads them (the CLI). The SDK passes "off" unless
+    #: asked otherwise.
+    sandbox: str | None = None
+
+
+SANDBOX_CHOICES = ("auto", "off")
+
+
+class _Overlay:
+    """A config read through ``get`` with some keys replaced."""
+
+    def __init__(self, config: Any, values: dict[str, Any]) -> None:
+        self._config = config
+        self._values = values
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if key in self._values:
+            return self._values[key]
+        return self._config.get(key, default)
+
+
+def sandbox_config(config: Any, choice: str | None) -> Any:
+    """The config the bash sandbox is built from: ``choice`` ("auto" | "off") replaces the
+    ``sandbox.bash`` setting; None keeps the config's.  ``sandbox.network``,
+    ``sandbox.writable`` and ``sandbox.env`` are read as usual."""
+    if choice is None:
+        return config
+    if choice not in SANDBOX_CHOICES:
+        raise InvalidArguments(f"sandbox must be one of {', '.join(SANDBOX_CHOICES)}, got {choice!r}")
+    values = {"sandbox.bash": choice}
+    if choice == "auto":  # asked for in code: a config's sandbox.enabled: off does not undo it
+        values["sandbox.enabled"] = "auto"  # (AMA_SANDBOX=off still does)
+    return _Overlay(config, values)
 
 
 def open_session(opts: AgentOptions, sessions_dir: str) -> Any:
@@ -96,7 +130,7 @@ def build_agent(opts: AgentOptions) -> tuple[AgentSession, list[str]]:
         data_dir = str(paths.data_dir())
         output_dir = default_output_dir(data_dir, session.id)
         sandbox = make_bash_sandbox(
-            config,
+            sandbox_config(config, opts.sandbox),
             cwd=cwd,
             data_dir=data_dir,
             session_id=session.id,
