@@ -8,11 +8,16 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ama.agent.parts import AgentParts, AgentSettings
 from ama.agent.session import AgentSession, default_output_dir
 from ama.ai.models import DEFAULT_MODELS
 from ama.errors import AmaError, InvalidArguments, NotFound
+
+if TYPE_CHECKING:
+    from ama.agent.approvals import ApprovalBroker
+    from ama.tools import Tool
 
 
 @dataclass
@@ -25,9 +30,9 @@ class AgentOptions:
     #: id / id prefix / path to resume
     session: str = "new"
     session_dir: str | None = None
-    broker: Any = None  # None: unattended (every "ask" is denied with a reason)
+    broker: ApprovalBroker | None = None  # None: unattended (every "ask" is denied with a reason)
     max_turns: int | None = None
-    extra_tools: list[Any] = field(default_factory=list)
+    extra_tools: list[Tool] = field(default_factory=list)
     system_prompt: str | None = None
     config: Any = None
     #: the OS sandbox for bash: "auto" or "off" replaces the config's ``sandbox.bash`` ("auto"
@@ -179,25 +184,25 @@ def build_agent(opts: AgentOptions) -> tuple[AgentSession, list[str]]:
                 notify=notify,
             )
         max_turns = opts.max_turns if opts.max_turns is not None else (config.get("limits.maxTurns") or None)
-        agent = AgentSession(
-            session=session,
+        parts = AgentParts(
             registry=registry,
-            model=model,
-            tools=tools,
             permissions=permissions,
-            output_dir=output_dir,
-            thinking_level=thinking or "off",
             hooks=hooks if hooks.hooks else None,
             broker=opts.broker,
             bash_sandbox=sandbox,
+            jobs=jobs,
+            checkpoints=tracker,
+            config=config,
+        )
+        settings = AgentSettings(
+            output_dir=output_dir,
+            thinking_level=thinking or "off",
             system_prompt=opts.system_prompt if opts.system_prompt is not None else build_system_prompt(cwd),
             max_turns=max_turns,
             max_attempts=config.get("retry.maxAttempts"),
             retry_base_s=config.get("retry.baseDelayMs") / 1000,
-            jobs=jobs,
-            config=config,
-            checkpoints=tracker,
         )
+        agent = AgentSession(session=session, model=model, tools=tools, parts=parts, settings=settings)
     except BaseException:
         session.close()
         raise

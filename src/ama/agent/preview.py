@@ -14,10 +14,13 @@ does not match (the call will fail and say why), a file too large or not readabl
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ama.tools.context import display_path, resolve_path
 from ama.tools.diff import unified_diff
+
+if TYPE_CHECKING:
+    from ama.agent.parts import BashSandbox
 
 MAX_PREVIEW_FILE = 4 * 1024 * 1024
 
@@ -72,21 +75,22 @@ def file_preview(name: str, args: dict[str, Any], cwd: str) -> dict[str, Any] | 
     return out
 
 
-def bash_preview(args: dict[str, Any], sandboxed: bool, sandbox: Any) -> dict[str, Any]:
-    status = getattr(sandbox, "status", None)
+def bash_preview(args: dict[str, Any], sandboxed: bool, sandbox: BashSandbox | None) -> dict[str, Any]:
     out: dict[str, Any] = {
         "kind": "command",
         "command": str(args.get("command", "")),
         "background": bool(args.get("background")),
         "sandboxed": sandboxed,
-        "sandbox": getattr(status, "kind", None) or "none",
+        "sandbox": sandbox.status.kind if sandbox is not None else "none",
     }
-    if sandboxed:
-        out["network"] = getattr(sandbox, "network", None)
+    if sandboxed and sandbox is not None:
+        out["network"] = sandbox.network
     return out
 
 
-def permission_preview(name: str, args: dict[str, Any], cwd: str, *, sandboxed: bool, sandbox: Any) -> dict[str, Any] | None:
+def permission_preview(
+    name: str, args: dict[str, Any], cwd: str, *, sandboxed: bool, sandbox: BashSandbox | None
+) -> dict[str, Any] | None:
     if name in ("edit", "write"):
         return file_preview(name, args, cwd)
     if name == "bash":
