@@ -12,11 +12,14 @@ import asyncio
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ama.agent.events import plain
 from ama.permissions import Answer
 from ama.rpc import acp_config, acp_history, acp_map, acp_prompt
+
+if TYPE_CHECKING:
+    from ama.agent.session import AgentSession
 
 log = logging.getLogger("ama.acp")
 
@@ -100,7 +103,7 @@ class AcpBroker:
 
 
 class AcpSession:
-    def __init__(self, acp_id: str, agent: Any, conn: Any, broker: AcpBroker) -> None:
+    def __init__(self, acp_id: str, agent: AgentSession, conn: Any, broker: AcpBroker) -> None:
         import acp.schema as schema
 
         self.acp_id = acp_id
