@@ -9,6 +9,7 @@ Consecutive output updates of one running tool call are merged while they wait.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from ama.agent.session import AgentSession
 
 log = logging.getLogger("ama.acp")
+CLOSE_DRAIN_S = 5.0
 
 
 class Outbox:
@@ -183,7 +185,8 @@ class AcpSession:
         """Stop a running prompt (it answers ``cancelled``), then release the session."""
         self.cancel()
         await self.agent.wait_idle()
-        await self.outbox.drain()
+        with contextlib.suppress(TimeoutError):  # a client that stopped reading must not hold us
+            await asyncio.wait_for(self.outbox.drain(), CLOSE_DRAIN_S)
         self._unsubscribe()
         self.outbox.close()
         await self.agent.close()
