@@ -17,7 +17,10 @@
 ``validate(args)`` and ``async execute(call_id, args, ctx, on_update)`` — see
 ``ama.tools.BuiltinTool``), ``approve`` (an async callback answering permission asks with
 ``"allow"``, ``"allow_session"`` or ``"deny"``; without it every ask is denied),
-``session_dir``, ``system_prompt`` and ``max_turns``.  To drive ama in another process, use
+``session_dir``, ``system_prompt``, ``max_turns`` and ``sandbox`` (``"off"``, the default:
+bash runs unsandboxed whatever ``sandbox.bash`` says in the config; ``"auto"``: bash runs in
+the OS sandbox when bwrap / sandbox-exec works, as with ``sandbox.bash: auto``; the
+``sandbox.network`` / ``writable`` / ``env`` settings still apply).  To drive ama in another process, use
 ``ama.rpc.client.RpcClient`` (same method names).
 """
 
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from typing import Any
+from typing import Literal as _Literal
 
 from ama.agent.compose import AgentOptions, build_agent
 from ama.agent.run import RunResult
@@ -57,6 +61,7 @@ async def create_agent(
     system_prompt: str | None = None,
     max_turns: int | None = None,
     config: Any = None,
+    sandbox: _Literal["auto", "off"] = "off",
 ) -> AgentSession:
     """Build an agent (call from a running event loop); configuration warnings are in
     ``agent.warnings``."""
@@ -75,6 +80,7 @@ async def create_agent(
             extra_tools=list(tools or []),
             system_prompt=system_prompt,
             config=config,
+            sandbox=sandbox,
         )
     )
     agent.warnings = warnings

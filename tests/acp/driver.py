@@ -78,14 +78,16 @@ def statuses(updates: list[dict[str, Any]]) -> list[str]:
 
 
 @asynccontextmanager
-async def ama_acp(client: Client, cwd: Path, *args: str, timeout: float = 25) -> AsyncIterator[Any]:
+async def ama_acp(client: Client, cwd: Path, *args: str, timeout: float = 60) -> AsyncIterator[Any]:
     """An initialized connection to `python -m ama --mode acp ARGS` started in ``cwd``."""
     log = open(cwd / "ama-acp.stderr", "ab")  # noqa: SIM115 - closed below
     try:
         async with asyncio.timeout(timeout):
             async with spawn_agent_process(
                 client, sys.executable, "-m", "ama", "--mode", "acp", *args,
-                cwd=cwd, env=dict(os.environ), transport_kwargs={"stderr": log},
+                cwd=cwd, env=dict(os.environ),
+                # ama exits when stdin closes; on a loaded machine that can take over the default 2 s
+                transport_kwargs={"stderr": log, "shutdown_timeout": 30},
             ) as (conn, _proc):  # fmt: skip
                 client.init = await conn.initialize(protocol_version=PROTOCOL_VERSION)
                 yield conn

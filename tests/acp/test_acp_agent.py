@@ -99,7 +99,7 @@ async def test_read_edit_bash_tool_calls(tmp_path: Path) -> None:
     read, edit, bash = calls["r1"], calls["e1"], calls["b1"]
     assert [u["sessionUpdate"] for u in read] == ["tool_call", "tool_call_update"]
     assert read[0]["kind"] == "read" and read[0]["title"] == "Read a.txt"
-    assert read[0]["locations"] == [{"path": target}]
+    assert read[0]["locations"] == [{"path": target, "line": 1}]
     assert statuses(read) == ["pending", "completed"]
     assert "two" in read[-1]["content"][0]["content"]["text"]
 
@@ -124,6 +124,49 @@ async def test_read_edit_bash_tool_calls(tmp_path: Path) -> None:
     assert [o["kind"] for o in client.asks[0]["options"]] == ["allow_once", "allow_always", "reject_once"]
     assert client.asks[0]["toolCall"]["kind"] == "edit"
     assert text_of(updates) == "All done."
+
+
+async def test_locations_follow_read_edit_write_grep(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.py").write_text("import os\n\n\ndef f():\n    return 1\n")
+    (tmp_path / "src" / "b.py").write_text("x = 1\ny = 2\nz = 3\n")
+    model = write_script(
+        tmp_path / "s.json",
+        [
+            {"toolCalls": [
+                {"id": "r1", "name": "read", "arguments": {"path": "src/a.py", "offset": 3}},
+                {"id": "r2", "name": "read", "arguments": {"path": "src/b.py"}},
+                {"id": "e1", "name": "edit", "arguments": {"path": "src/a.py", "old_string": "return 1",
+                                                           "new_string": "return 2"}},
+                {"id": "w1", "name": "write", "arguments": {"path": "src/b.py", "content": "x = 1\ny = 2\nz = 4\n"}},
+                {"id": "w2", "name": "write", "arguments": {"path": "src/new.py", "content": "print(1)\n"}},
+                {"id": "g1", "name": "grep", "arguments": {"pattern": "return|z =", "path": "src", "output_mode": "content"}},
+            ]},
+            "Done.",
+        ],
+    )  # fmt: skip
+    client = Client(answers=["allow_once"] * 3)
+    async with ama_acp(client, tmp_path, "--model", model) as conn:
+        sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+        resp = await conn.prompt(session_id=sid, prompt=[text_block("go")])
+    assert resp.stop_reason == "end_turn"
+    calls = tool_calls(client.take())
+    a, b, new = (str(tmp_path / "src" / n) for n in ("a.py", "b.py", "new.py"))
+    assert calls["r1"][0]["locations"] == [{"path": a, "line": 3}]
+    assert calls["r2"][0]["locations"] == [{"path": b, "line": 1}]
+    assert calls["e1"][-1]["locations"] == [{"path": a, "line": 5}]  # the changed line, once known
+    assert calls["w1"][-1]["locations"] == [{"path": b, "line": 1}]  # the first hunk's first line
+    assert calls["w2"][-1]["locations"] == [{"path": new, "line": 1}]
+    assert calls["g1"][-1]["locations"] == [{"path": a, "line": 5}, {"path": b, "line": 3}]
+    # the asks show what the call would change, as diff content
+    asks = {x["toolCall"]["toolCallId"]: x["toolCall"] for x in client.asks}
+    assert list(asks) == ["e1", "w1", "w2"]
+    w1 = [c for c in asks["w1"]["content"] if c["type"] == "diff"]
+    assert w1 and w1[0]["path"] == b and "z = 3" in w1[0]["oldText"] and "z = 4" in w1[0]["newText"]
+    w2 = [c for c in asks["w2"]["content"] if c["type"] == "diff"]
+    assert w2 == [{"type": "diff", "path": new, "newText": "print(1)\n"}]
+    e1 = [c for c in calls["e1"][-1]["content"] if c["type"] == "diff"]
+    assert e1 and "return 1" in e1[0]["oldText"] and "return 2" in e1[0]["newText"]
 
 
 async def test_permission_rejected_and_allowed_for_the_session(tmp_path: Path) -> None:
@@ -220,7 +263,7 @@ async def test_load_replays_the_history(tmp_path: Path) -> None:
         assert history[0]["content"]["text"] == "what is in notes.md?"
         read = history[2]
         assert read["toolCallId"] == "r1" and read["kind"] == "read" and read["status"] == "completed"
-        assert read["locations"] == [{"path": str(tmp_path / "notes.md")}]
+        assert read["locations"] == [{"path": str(tmp_path / "notes.md"), "line": 1}]
         assert "remember the milk" in read["content"][0]["content"]["text"]
         assert text_of(history) == "Reading it.It says: remember the milk."
         assert history[-1]["entries"][0]["content"] == "buy milk"

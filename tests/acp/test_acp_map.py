@@ -149,3 +149,30 @@ def test_history_marks_a_call_without_result_failed() -> None:
     out = history_updates(msgs, "/w")
     assert [u["sessionUpdate"] for u in out] == ["user_message_chunk", "user_message_chunk", "tool_call"]
     assert out[1]["content"]["type"] == "image" and out[2]["status"] == "failed"
+
+
+def test_grep_and_write_locations() -> None:
+    cwd = "/w"
+    out = "src/a.py:3:def f():\nsrc/a.py:9:def g():\n--\nb.py:1:x\n\n[Showing the first 3 matches; narrow the search or raise limit.]"
+    assert m.tool_locations("grep", {"pattern": "def"}, cwd, {"mode": "content"}, out) == [
+        {"path": "/w/src/a.py", "line": 3},
+        {"path": "/w/b.py", "line": 1},
+    ]
+    assert m.tool_locations("grep", {"pattern": "x"}, cwd, {"mode": "files_with_matches"}, "a.py\n/etc/b") == [
+        {"path": "/w/a.py"},
+        {"path": "/etc/b"},
+    ]
+    assert m.tool_locations("grep", {"pattern": "x", "path": "src"}, cwd, {"mode": "content"}, "No matches for 'x' in /w/src.") == [
+        {"path": "/w/src"}
+    ]
+    diff = "--- a/a.py\n+++ b/a.py\n@@ -10,3 +12,4 @@\n x\n+y\n"
+    assert m.tool_locations("write", {"path": "a.py"}, cwd, {"diff": diff}) == [{"path": "/w/a.py", "line": 12}]
+    assert m.tool_locations("write", {"path": "a.py"}, cwd, {"created": True}) == [{"path": "/w/a.py", "line": 1}]
+
+
+def test_permission_preview_becomes_diff_content() -> None:
+    preview = {"kind": "diff", "path": "/w/a.py", "diff": "--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-old\n+new\n"}
+    assert m.request_diffs(preview, {}) == [{"type": "diff", "path": "/w/a.py", "oldText": "old\n", "newText": "new\n"}]
+    created = {"kind": "diff", "path": "/w/n.py", "diff": "", "created": True}
+    assert m.request_diffs(created, {"content": "x\n"}) == [{"type": "diff", "path": "/w/n.py", "oldText": None, "newText": "x\n"}]
+    assert m.request_diffs({"kind": "command", "command": "ls"}, {}) == []

@@ -8,11 +8,16 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ama.agent.parts import AgentParts, AgentSettings
 from ama.agent.session import AgentSession, default_output_dir
 from ama.ai.models import DEFAULT_MODELS
-from ama.errors import AmaError, NotFound
+from ama.errors import AmaError, InvalidArguments, NotFound
+
+if TYPE_CHECKING:
+    from ama.agent.approvals import ApprovalBroker
+    from ama.tools import Tool
 
 
 @dataclass
@@ -25,11 +30,45 @@ class AgentOptions:
     #: id / id prefix / path to resume
     session: str = "new"
     session_dir: str | None = None
-    broker: Any = None  # None: unattended (every "ask" is denied with a reason)
+    broker: ApprovalBroker | None = None  # None: unattended (every "ask" is denied with a reason)
     max_turns: int | None = None
-    extra_tools: list[Any] = field(default_factory=list)
+    extra_tools: list[Tool] = field(default_factory=list)
     system_prompt: str | None = None
     config: Any = None
+    #: the OS sandbox for bash: "auto" or "off" replaces the config's ``sandbox.bash`` ("auto"
+    #: also its ``sandbox.enabled``); None reads them (the CLI). The SDK passes "off" unless
+    #: asked otherwise.
+    sandbox: str | None = None
+
+
+SANDBOX_CHOICES = ("auto", "off")
+
+
+class _Overlay:
+    """A config read through ``get`` with some keys replaced."""
+
+    def __init__(self, config: Any, values: dict[str, Any]) -> None:
+        self._config = config
+        self._values = values
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if key in self._values:
+            return self._values[key]
+        return self._config.get(key, default)
+
+
+def sandbox_config(config: Any, choice: str | None) -> Any:
+    """The config the bash sandbox is built from: ``choice`` ("auto" | "off") replaces the
+    ``sandbox.bash`` setting; None keeps the config's.  ``sandbox.network``,
+    ``sandbox.writable`` and ``sandbox.env`` are read as usual."""
+    if choice is None:
+        return config
+    if choice not in SANDBOX_CHOICES:
+        raise InvalidArguments(f"sandbox must be one of {', '.join(SANDBOX_CHOICES)}, got {choice!r}")
+    values = {"sandbox.bash": choice}
+    if choice == "auto":  # asked for in code: a config's sandbox.enabled: off does not undo it
+        values["sandbox.enabled"] = "auto"  # (AMA_SANDBOX=off still does)
+    return _Overlay(config, values)
 
 
 def open_session(opts: AgentOptions, sessions_dir: str) -> Any:
@@ -96,7 +135,7 @@ def build_agent(opts: AgentOptions) -> tuple[AgentSession, list[str]]:
         data_dir = str(paths.data_dir())
         output_dir = default_output_dir(data_dir, session.id)
         sandbox = make_bash_sandbox(
-            config,
+            sandbox_config(config, opts.sandbox),
             cwd=cwd,
             data_dir=data_dir,
             session_id=session.id,
@@ -149,25 +188,25 @@ def build_agent(opts: AgentOptions) -> tuple[AgentSession, list[str]]:
                 notify=notify,
             )
         max_turns = opts.max_turns if opts.max_turns is not None else (config.get("limits.maxTurns") or None)
-        agent = AgentSession(
-            session=session,
+        parts = AgentParts(
             registry=registry,
-            model=model,
-            tools=tools,
             permissions=permissions,
-            output_dir=output_dir,
-            thinking_level=thinking or "off",
             hooks=hooks if hooks.hooks else None,
             broker=opts.broker,
             bash_sandbox=sandbox,
+            jobs=jobs,
+            checkpoints=tracker,
+            config=config,
+        )
+        settings = AgentSettings(
+            output_dir=output_dir,
+            thinking_level=thinking or "off",
             system_prompt=opts.system_prompt if opts.system_prompt is not None else build_system_prompt(cwd),
             max_turns=max_turns,
             max_attempts=config.get("retry.maxAttempts"),
             retry_base_s=config.get("retry.baseDelayMs") / 1000,
-            jobs=jobs,
-            config=config,
-            checkpoints=tracker,
         )
+        agent = AgentSession(session=session, model=model, tools=tools, parts=parts, settings=settings)
     except BaseException:
         session.close()
         raise

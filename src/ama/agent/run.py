@@ -243,8 +243,8 @@ async def _run_prompt(
     agent.pending_notes.clear()
     _deliver(agent, [(text, images)], origin or "")
     tracker = agent.checkpoints
-    if tracker is not None and tracker.enabled and not origin:
-        user_id = agent.session.leaf_id
+    user_id = agent.session.leaf_id  # the user message just appended
+    if tracker is not None and tracker.enabled and not origin and user_id is not None:
         if tracker.mode == "shadow-git":  # git runs: keep the loop responsive
             await asyncio.get_running_loop().run_in_executor(None, tracker.checkpoint, user_id)
         else:

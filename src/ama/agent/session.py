@@ -16,71 +16,78 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ama.agent.approvals import ApprovalBroker
 from ama.agent.events import Emitter, Event, Listener, event, plain
+from ama.agent.parts import (
+    AgentParts,
+    AgentSettings,
+    BashSandbox,
+    Checkpoints,
+    Jobs,
+    ModelRegistry,
+    Permissions,
+)
 from ama.agent.run import RunResult, run_prompt
 from ama.errors import AmaError, Busy, InvalidArguments
 from ama.messages import ImageContent, SystemMessage, TextContent, ToolCall, ToolResultMessage
 from ama.session.entries import AnyEntry, MessageEntry, now_ms
 from ama.session.store import Session
 
+if TYPE_CHECKING:
+    from ama.ai.types import Model
+    from ama.hooks import HookTable
+    from ama.tools import ReadFiles, Tool
+
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 Queued = tuple[str, list[ImageContent] | None]
 
 
 class AgentSession:
+    """One conversation: ``session`` (the file), the ``model``, the ``tools``, the ``parts``
+    it works with (registry, permissions, hooks, sandbox, checkpoints, jobs, approvals — see
+    ``agent/parts.py``) and its scalar ``settings``."""
+
     def __init__(
         self,
         *,
         session: Session,
-        registry: Any,
-        model: Any,
-        tools: list[Any],
-        permissions: Any,
-        output_dir: str,
-        thinking_level: str = "off",
-        hooks: Any = None,
-        broker: ApprovalBroker | None = None,
-        bash_sandbox: Any = None,
-        system_prompt: str = "",
-        max_turns: int | None = None,
-        max_attempts: int = 3,
-        retry_base_s: float = 2.0,
-        read_files: Any = None,
-        jobs: Any = None,
-        config: Any = None,
-        checkpoints: Any = None,
+        model: Model,
+        tools: Sequence[Tool],
+        parts: AgentParts,
+        settings: AgentSettings,
     ) -> None:
         from ama.tools import ReadFiles, tool_specs
 
         self.session = session
-        self.registry = registry
         self.model = model
-        self.thinking_level = thinking_level
         self.tools = list(tools)
         self.tools_by_name = {t.name: t for t in self.tools}
         self.active_tool_names = [t.name for t in self.tools]
         self._tool_specs = tool_specs(self.tools)
-        self.permissions = permissions
-        self.hooks = hooks
-        self.broker = broker
-        self.bash_sandbox = bash_sandbox
-        self.output_dir = output_dir
-        self.system_prompt = system_prompt
-        self.max_turns = max_turns
-        self.max_attempts = max(1, max_attempts)
-        self.retry_base_s = retry_base_s
-        self.read_files = read_files if read_files is not None else ReadFiles()
-        self.jobs = jobs
-        self.config = config
+        self.parts = parts
+        self.registry: ModelRegistry = parts.registry
+        self.permissions: Permissions = parts.permissions
+        self.hooks: HookTable | None = parts.hooks
+        self.broker: ApprovalBroker | None = parts.broker
+        self.bash_sandbox: BashSandbox | None = parts.bash_sandbox
+        self.read_files: ReadFiles = parts.read_files if parts.read_files is not None else ReadFiles()
+        self.jobs: Jobs | None = parts.jobs
+        self.config: Any = parts.config
         #: the file-checkpoint tracker (None: no checkpoints) and its write hooks
-        self.checkpoints: Any = checkpoints
-        enabled = checkpoints is not None and checkpoints.enabled
-        self.before_write: Callable[[str], None] | None = checkpoints.before_write if enabled else None
-        self.after_write: Callable[[str, bytes], None] | None = checkpoints.after_write if enabled else None
+        tracker = parts.checkpoints
+        self.checkpoints: Checkpoints | None = tracker
+        on = tracker is not None and tracker.enabled
+        self.before_write: Callable[[str], None] | None = tracker.before_write if tracker is not None and on else None
+        self.after_write: Callable[[str, bytes], None] | None = tracker.after_write if tracker is not None and on else None
+        self.thinking_level = settings.thinking_level
+        self.output_dir = settings.output_dir
+        self.system_prompt = settings.system_prompt
+        self.max_turns = settings.max_turns
+        self.max_attempts = max(1, settings.max_attempts)
+        self.retry_base_s = settings.retry_base_s
         #: ama.rewind-note texts to append before the next prompt
         self.pending_notes: list[str] = []
         self.abort_event = asyncio.Event()
@@ -372,7 +379,7 @@ class AgentSession:
             await self.wait_idle()
         if self.jobs is not None and self.jobs.running():
             await asyncio.get_running_loop().run_in_executor(None, self.jobs.kill_all)
-        if self.bash_sandbox is not None and hasattr(self.bash_sandbox, "close"):
+        if self.bash_sandbox is not None:
             self.bash_sandbox.close()
         self.session.close()
         from ama.ai import aclose

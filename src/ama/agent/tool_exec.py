@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ama.agent.approvals import approval_timeout_ms
 from ama.agent.events import event, plain
+from ama.agent.preview import permission_preview
 from ama.messages import TextContent, ToolCall, ToolResultMessage
 from ama.permissions import DENY, Answer, Decision
 from ama.session.entries import now_ms
@@ -43,6 +44,10 @@ async def _ask(agent: AgentSession, call: ToolCall, decision: Decision, hook_rea
     }
     if hook_reason:
         req["hookReason"] = hook_reason
+    args = call.arguments if isinstance(call.arguments, dict) else {}
+    preview = permission_preview(call.name, args, agent.cwd, sandboxed=decision.sandboxed, sandbox=agent.bash_sandbox)
+    if preview is not None:
+        req["preview"] = preview
     async with agent._approval_lock:
         agent.emit(event("permission_request", **req))
         answer: Answer = DENY

@@ -4,14 +4,18 @@ JSON-RPC 2.0 over newline-delimited JSON on stdin/stdout, spoken through the
 ``agent-client-protocol`` package (the ``acp`` extra; imported only in this mode).
 
 - ``initialize``: protocol version 1, ``loadSession`` (unless ``--no-session``), images and
-  embedded context in prompts, ``session/list``.
+  embedded context in prompts, ``session/list``, ``fork``, ``resume`` and ``close``.
+- ``authenticate``: no methods are advertised, so every method id is Invalid params.
 - ``session/new`` -> a new ama session in the given cwd (its id is the ACP session id);
   ``mcpServers`` are ignored (ama has no MCP client).
 - ``session/load`` -> an ama session (id, unique prefix or path), its conversation replayed
-  as ``session/update`` notifications before the response.
+  as ``session/update`` notifications before the response; ``session/resume`` the same
+  without the replay; ``session/fork`` a copy of a session's branch in a new file;
+  ``session/close`` stops the session's prompt and releases its file.
 - ``session/prompt`` -> ``AgentSession.start``; events stream as updates (acp_map.py; history: acp_history.py); the
   response's ``stopReason`` says how the run ended; a failed run is a JSON-RPC error.
-- ``session/cancel`` -> ``abort()``; ``session/set_mode`` -> the permission mode.
+- ``session/cancel`` -> ``abort()``; ``session/set_mode`` -> the permission mode;
+  ``session/set_config_option`` -> model, thinking level, permission mode (acp_config.py).
 - Permission asks -> ``session/request_permission`` (acp_session.py).
 
 stdout carries protocol messages only: the process's fd 1 is pointed at stderr before
@@ -28,6 +32,7 @@ import sys
 from typing import Any
 
 from ama.errors import AmaError, InvalidArguments
+from ama.rpc import acp_config
 
 PROTOCOL_VERSION = 1
 STDIO_LIMIT = 50 * 1024 * 1024  # a prompt with images is one line
@@ -62,13 +67,17 @@ class AcpAgent:
 
         from ama import __version__
 
+        stored = not self.args.no_session
+        session_caps: dict[str, Any] = {"close": {}}
+        if stored:  # list, fork and resume work on session files
+            session_caps.update({"list": {}, "fork": {}, "resume": {}})
         return InitializeResponse.model_validate(
             {
                 "protocolVersion": min(protocol_version, PROTOCOL_VERSION),
                 "agentCapabilities": {
-                    "loadSession": not self.args.no_session,
+                    "loadSession": stored,
                     "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
-                    "sessionCapabilities": {} if self.args.no_session else {"list": {}},
+                    "sessionCapabilities": session_caps,
                 },
                 "agentInfo": {"name": "ama", "title": "ama", "version": __version__},
                 "authMethods": [],
@@ -76,7 +85,17 @@ class AcpAgent:
         )
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> None:
-        return None  # no auth methods: providers take their keys from the environment/config
+        """No auth methods are advertised (providers take their keys from the environment or
+        the config), so every method id is unknown: Invalid params, naming it."""
+        from acp import RequestError
+
+        raise RequestError.invalid_params(
+            {
+                "methodId": method_id,
+                "message": f"unknown authentication method {method_id!r}: ama advertises none "
+                "(provider keys come from the environment or ama's config)",
+            }
+        )
 
     def _open(self, cwd: str, session: str, acp_id: str | None = None) -> Any:
         from ama.agent.compose import build_agent
@@ -110,32 +129,88 @@ class AcpAgent:
             s = self._open(cwd, "memory" if self.args.no_session else "new")
         except AmaError as err:
             raise _request_error(err) from None
-        return NewSessionResponse(session_id=s.acp_id, modes=s.modes())
+        return NewSessionResponse.model_validate(self._setup(s, sessionId=s.acp_id))
+
+    def _setup(self, s: Any, **fields: Any) -> dict[str, Any]:
+        """The session-setup response fields: modes and config options."""
+        modes = s.modes().model_dump(mode="json", by_alias=True, exclude_none=True)
+        return {**fields, "modes": modes, "configOptions": acp_config.config_options(s.agent)}
+
+    def _attach(self, cwd: str, session_id: str) -> Any:
+        """The AcpSession of a stored session (opened here, or the one already open)."""
+        from ama.session.catalog import resolve
+
+        if self.args.no_session:
+            raise AmaError("unsupported", "sessions are not stored (--no-session): nothing to load or resume")
+        found = resolve(self.sessions_dir, session_id)
+        s = next((x for x in self.sessions.values() if x.agent.session.id == found.id), None)
+        if s is None:  # the session's own directory, where its files and tools live
+            return self._open(found.cwd if os.path.isdir(found.cwd) else cwd, found.path, session_id)
+        if s.agent.busy:
+            raise AmaError("busy", f"session {found.id} is running a prompt")
+        s.acp_id = session_id  # already open here: the same agent; its updates now go to this id
+        self.sessions[session_id] = s
+        return s
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: Any = None, **kwargs: Any) -> Any:
         from acp.schema import LoadSessionResponse
 
-        from ama.session.catalog import resolve
-
         self._note_mcp(mcp_servers)
-        if self.args.no_session:
-            raise _request_error(
-                AmaError("unsupported", "sessions are not stored (--no-session): nothing to load")
-            )
         try:
-            found = resolve(self.sessions_dir, session_id)
-            s = next((x for x in self.sessions.values() if x.agent.session.id == found.id), None)
-            if s is None:  # the session's own directory, where its files and tools live
-                s = self._open(found.cwd if os.path.isdir(found.cwd) else cwd, found.path, session_id)
-            elif s.agent.busy:
-                raise AmaError("busy", f"session {found.id} is running a prompt")
-            else:  # already open here: the same agent; its updates now go to this id
-                s.acp_id = session_id
-                self.sessions[session_id] = s
+            s = self._attach(cwd, session_id)
         except AmaError as err:
             raise _request_error(err) from None
         await s.replay()
-        return LoadSessionResponse(modes=s.modes())
+        return LoadSessionResponse.model_validate(self._setup(s))
+
+    async def resume_session(self, session_id: str, cwd: str, mcp_servers: Any = None, **kwargs: Any) -> Any:
+        """``session/load`` without the replay: the client already shows the conversation."""
+        from acp.schema import ResumeSessionResponse
+
+        self._note_mcp(mcp_servers)
+        try:
+            s = self._attach(cwd, session_id)
+        except AmaError as err:
+            raise _request_error(err) from None
+        return ResumeSessionResponse.model_validate(self._setup(s))
+
+    async def fork_session(self, session_id: str, cwd: str, mcp_servers: Any = None, **kwargs: Any) -> Any:
+        """A new session file holding the source's active branch (``ama sessions fork``); the
+        source stays as it is.  The fork works in the source's directory when it exists."""
+        from acp.schema import ForkSessionResponse
+
+        from ama.session.catalog import resolve
+        from ama.session.fork import fork_session
+
+        self._note_mcp(mcp_servers)
+        try:
+            if self.args.no_session:
+                raise AmaError("unsupported", "sessions are not stored (--no-session): nothing to fork")
+            src = self.sessions.get(session_id)
+            if src is not None:
+                if src.agent.busy:
+                    raise AmaError("busy", f"session {session_id} is running a prompt; fork it when it ends")
+                path, sid, where = src.agent.session.path, src.agent.session.id, src.agent.cwd
+            else:
+                found = resolve(self.sessions_dir, session_id)
+                path, sid, where = found.path, found.id, found.cwd
+            if path is None:
+                raise AmaError("unsupported", f"session {session_id} is in memory: nothing to fork")
+            _new_id, new_path = fork_session(path, self.sessions_dir, expected_id=sid)
+            s = self._open(where if os.path.isdir(where) else cwd, new_path)
+        except AmaError as err:
+            raise _request_error(err) from None
+        return ForkSessionResponse.model_validate(self._setup(s, sessionId=s.acp_id))
+
+    async def close_session(self, session_id: str, **kwargs: Any) -> Any:
+        """Stop the session's prompt (it answers ``cancelled``), release its file."""
+        from acp.schema import CloseSessionResponse
+
+        s = self._session(session_id)
+        for key in [k for k, v in self.sessions.items() if v is s]:
+            del self.sessions[key]
+        await s.close()
+        return CloseSessionResponse()
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any) -> Any:
         from acp.schema import ListSessionsResponse
@@ -178,6 +253,17 @@ class AcpAgent:
         await s.outbox.drain()
         return SetSessionModeResponse()
 
+    async def set_config_option(self, config_id: str, session_id: str, value: str | bool, **kwargs: Any) -> Any:
+        from acp.schema import SetSessionConfigOptionResponse
+
+        s = self._session(session_id)
+        try:
+            acp_config.set_option(s.agent, config_id, value)
+        except AmaError as err:
+            raise _request_error(err) from None
+        await s.outbox.drain()
+        return SetSessionConfigOptionResponse.model_validate({"configOptions": acp_config.config_options(s.agent)})
+
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> Any:
         from acp.schema import PromptResponse
 
@@ -217,7 +303,8 @@ async def _serve(args: argparse.Namespace, proto_out: Any) -> int:
     reader, writer = await _stdio(proto_out)
     agent = AcpAgent(args)
     try:
-        await run_agent(agent, writer, reader)  # type: ignore[arg-type]  # a structural Agent
+        # fork, resume and close are routed as "unstable" by the package
+        await run_agent(agent, writer, reader, use_unstable_protocol=True)  # type: ignore[arg-type]
     finally:
         await agent.close()
     return 0

@@ -9,6 +9,7 @@ from ama.rpc.acp_map import (
     chunk,
     plan_entries,
     result_content,
+    result_text,
     tool_kind,
     tool_locations,
     tool_title,
@@ -61,7 +62,8 @@ def _replayed_call(block: dict[str, Any], result: dict[str, Any] | None, cwd: st
     upd: Update = {"sessionUpdate": "tool_call", "toolCallId": block.get("id", ""), "title": tool_title(name, args, cwd),
                    "kind": tool_kind(name), "status": "failed" if failed else "completed", "rawInput": args}  # fmt: skip
     details = result.get("details") if result else None
-    locations = tool_locations(name, args, cwd, details)
+    text = result_text({"content": result.get("content")}) if result else None
+    locations = tool_locations(name, args, cwd, details, text)
     if locations:
         upd["locations"] = locations
     if result is not None:

@@ -13,6 +13,7 @@ Nothing here imports the ``acp`` package: the dicts are the wire shapes of ACP's
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -124,17 +125,68 @@ def tool_title(name: str, args: dict[str, Any], cwd: str) -> str:
     return f"{name} {_short(shown)}".strip()
 
 
-def tool_locations(name: str, args: dict[str, Any], cwd: str, details: Any = None) -> list[dict[str, Any]]:
+def tool_locations(
+    name: str, args: dict[str, Any], cwd: str, details: Any = None, text: str | None = None
+) -> list[dict[str, Any]]:
+    """Where a call looks or writes, for an editor to follow: the file and line of a read
+    (its first line), an edit or write (the first changed line, once known), grep's matches
+    (once it ran: each matching file, with its first matching line in content mode)."""
+    d = details if isinstance(details, dict) else {}
+    if name == "grep" and text is not None:
+        matches = grep_locations(text, d.get("mode"), cwd)
+        if matches:
+            return matches
     path = args.get("path")
     if name not in PATH_TOOLS or not isinstance(path, str) or not path:
         return []
     loc: dict[str, Any] = {"path": abs_path(path, cwd)}
     offset = args.get("offset")
-    if name == "read" and isinstance(offset, int) and offset > 1:
-        loc["line"] = offset
-    if name == "edit" and isinstance(details, dict) and isinstance(details.get("firstChangedLine"), int):
-        loc["line"] = details["firstChangedLine"]
+    if name == "read":
+        start = d.get("startLine")
+        loc["line"] = start if isinstance(start, int) else offset if isinstance(offset, int) and offset > 1 else 1
+    elif name == "edit" and isinstance(d.get("firstChangedLine"), int):
+        loc["line"] = d["firstChangedLine"]
+    elif name == "write" and d:
+        loc["line"] = first_new_line(d.get("diff")) or 1
     return [loc]
+
+
+_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@", re.MULTILINE)
+_GREP_LINE = re.compile(r"^(.+?):(\d+):")
+MAX_LOCATIONS = 50
+
+
+def first_new_line(diff: Any) -> int | None:
+    """The first line of the new text that a unified diff's first hunk shows."""
+    m = _HUNK.search(diff) if isinstance(diff, str) else None
+    return max(1, int(m.group(1))) if m else None
+
+
+def grep_locations(text: str, mode: Any, cwd: str) -> list[dict[str, Any]]:
+    """grep's output -> one location per file (``path:line:text`` lines in content mode,
+    a path per line in files_with_matches mode; count mode names files as ``path:count``)."""
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for line in text.split("\n"):
+        if not line or line == "--" or line.startswith("[") or line.startswith("No matches"):
+            continue
+        loc: dict[str, Any]
+        if mode == "content":
+            m = _GREP_LINE.match(line)
+            if m is None:
+                continue
+            loc = {"path": abs_path(m.group(1), cwd), "line": int(m.group(2))}
+        elif mode == "count":
+            loc = {"path": abs_path(line.rsplit(":", 1)[0], cwd)}
+        else:
+            loc = {"path": abs_path(line, cwd)}
+        if loc["path"] in seen:
+            continue
+        seen.add(loc["path"])
+        out.append(loc)
+        if len(out) == MAX_LOCATIONS:
+            break
+    return out
 
 
 def fenced(text: str) -> str:
@@ -190,6 +242,18 @@ def preview_content(name: str, args: dict[str, Any], cwd: str) -> list[dict[str,
         return [{"type": "diff", "path": abs_path(args["path"], cwd), "oldText": args["old_string"],
                  "newText": new if isinstance(new, str) else ""}]  # fmt: skip
     return []
+
+
+def request_diffs(preview: Any, args: dict[str, Any]) -> list[dict[str, Any]]:
+    """A ``permission_request.preview`` of an edit or write -> ACP diff content, one per hunk
+    (a new file: its whole content, no old text)."""
+    if not isinstance(preview, dict) or preview.get("kind") != "diff" or not isinstance(preview.get("path"), str):
+        return []
+    if preview.get("created") and isinstance(args.get("content"), str):
+        return [{"type": "diff", "path": preview["path"], "oldText": None, "newText": args["content"]}]
+    diff = preview.get("diff")
+    hunks = diff_hunks(diff) if isinstance(diff, str) else []
+    return [{"type": "diff", "path": preview["path"], "oldText": o, "newText": n} for o, n in hunks]
 
 
 def result_content(
@@ -318,7 +382,7 @@ class EventMapper:
         upd: Update = {"sessionUpdate": "tool_call_update", "toolCallId": call_id,
                        "status": "failed" if failed else "completed",
                        "content": result_content(name, args, result, self.cwd, failed)}  # fmt: skip
-        locations = tool_locations(name, args, self.cwd, result.get("details"))
+        locations = tool_locations(name, args, self.cwd, result.get("details"), result_text(result))
         if locations and (call is None or locations != call.locations):
             upd["locations"] = locations
         return upd
@@ -330,13 +394,19 @@ class EventMapper:
         name = call.name if call else str(request.get("toolName", ""))
         args = call.args if call else (request.get("input") or {})
         content = [text_content(str(request["message"]))] if request.get("message") else []
+        shown = request_diffs(request.get("preview"), args) or (call.preview if call else preview_content(name, args, self.cwd))
         upd: Update = {"toolCallId": call_id, "title": call.title if call else tool_title(name, args, self.cwd),
                        "kind": tool_kind(name), "status": "pending", "rawInput": args,
-                       "content": content + (call.preview if call else preview_content(name, args, self.cwd))}  # fmt: skip
+                       "content": content + shown}  # fmt: skip
         locations = call.locations if call else tool_locations(name, args, self.cwd)
         if locations:
             upd["locations"] = locations
         return upd
+
+
+def result_text(result: dict[str, Any]) -> str:
+    blocks = result.get("content") or []
+    return "\n".join(b.get("text", "") for b in blocks if isinstance(b, dict) and b.get("type") == "text")
 
 
 def chunk(kind: str, text: str) -> Update:

@@ -9,16 +9,21 @@ Consecutive output updates of one running tool call are merged while they wait.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ama.agent.events import plain
 from ama.permissions import Answer
-from ama.rpc import acp_history, acp_map, acp_prompt
+from ama.rpc import acp_config, acp_history, acp_map, acp_prompt
+
+if TYPE_CHECKING:
+    from ama.agent.session import AgentSession
 
 log = logging.getLogger("ama.acp")
+CLOSE_DRAIN_S = 5.0
 
 
 class Outbox:
@@ -65,6 +70,8 @@ class Outbox:
 
     def close(self) -> None:
         self._task.cancel()
+        self._items.clear()
+        self._idle.set()  # nobody waits forever on a closed outbox
 
 
 class AcpBroker:
@@ -98,7 +105,7 @@ class AcpBroker:
 
 
 class AcpSession:
-    def __init__(self, acp_id: str, agent: Any, conn: Any, broker: AcpBroker) -> None:
+    def __init__(self, acp_id: str, agent: AgentSession, conn: Any, broker: AcpBroker) -> None:
         import acp.schema as schema
 
         self.acp_id = acp_id
@@ -118,6 +125,8 @@ class AcpSession:
     def _on_event(self, ev: dict[str, Any]) -> None:
         for update in self.mapper.on_event(ev):
             self.outbox.put(update)
+        if ev.get("type") in acp_config.CHANGE_EVENTS:
+            self.outbox.put({"sessionUpdate": "config_option_update", "configOptions": acp_config.config_options(self.agent)})
         if ev.get("type") == "auto_retry_start":
             log.warning("%s; retrying in %.1fs", ev.get("errorMessage"), (ev.get("delayMs") or 0) / 1000)
 
@@ -173,6 +182,11 @@ class AcpSession:
             self.agent.abort()
 
     async def close(self) -> None:
+        """Stop a running prompt (it answers ``cancelled``), then release the session."""
+        self.cancel()
+        await self.agent.wait_idle()
+        with contextlib.suppress(TimeoutError):  # a client that stopped reading must not hold us
+            await asyncio.wait_for(self.outbox.drain(), CLOSE_DRAIN_S)
         self._unsubscribe()
         self.outbox.close()
         await self.agent.close()

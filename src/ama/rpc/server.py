@@ -70,7 +70,8 @@ class RpcServer:
         from ama.cli.agent import agent_options
 
         opts = agent_options(self.args, broker=self.broker)
-        opts.session = session
+        # --no-session: a new session (new_session, a fork without a file) stays in memory
+        opts.session = "memory" if session == "new" and self.args.no_session else session
         agent, warnings = build_agent(opts)
         old = self.agent
         if self._unsubscribe is not None:
@@ -90,6 +91,11 @@ class RpcServer:
                 "reason": reason,
             }
         )
+        if reason != "startup":  # the active session changed (new, resume, fork)
+            changed = {"type": "session_changed", "sessionId": agent.session.id}
+            if agent.session.path is not None:
+                changed["sessionFile"] = agent.session.path
+            self.write(changed)
 
     # --- commands -----------------------------------------------------------------------
 

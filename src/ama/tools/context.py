@@ -26,10 +26,14 @@ class SessionHandle(Protocol):
 
 
 class WrappedCommandLike(Protocol):
-    argv: list[str]
-    env: dict[str, str]
-    pass_fds: Sequence[int]
-    sandboxed: bool
+    @property
+    def argv(self) -> list[str]: ...
+    @property
+    def env(self) -> dict[str, str]: ...
+    @property
+    def pass_fds(self) -> Sequence[int]: ...
+    @property
+    def sandboxed(self) -> bool: ...
 
     def close(self) -> None: ...
 
@@ -37,8 +41,10 @@ class WrappedCommandLike(Protocol):
 class BashSandboxLike(Protocol):
     """The OS sandbox as bash sees it (implemented by ``ama.sandbox.BashSandbox``)."""
 
-    active: bool
-    description_suffix: str
+    @property
+    def active(self) -> bool: ...
+    @property
+    def description_suffix(self) -> str: ...
 
     def wrap(
         self, command: str, *, cwd: str, network: str | None = None, extra_writable: Sequence[str] = ()
