@@ -95,12 +95,13 @@ async def cmd_prompt(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
             raise Busy("a run is in progress: send streamingBehavior 'steer' or 'followUp', or abort first")
         agent.start(p["message"], _images(p.get("images")), behavior=behavior)
         return {"queued": behavior}
-    # answer as soon as the run has begun, in order with its events (after turn_start)
-    rid = srv.current_id
+    # answer as soon as the run has begun, in order with its events (after turn_start),
+    # naming the command that was sent (steer and follow_up start a run when idle)
+    rid, name = srv.current_id, srv.current_command
     begun: asyncio.Future = asyncio.get_running_loop().create_future()
 
     def on_started() -> None:
-        srv.respond("prompt", rid, {})
+        srv.respond(name, rid, {})
         begun.set_result(None)
 
     task = agent.start(p["message"], _images(p.get("images")), behavior=behavior, started=on_started)

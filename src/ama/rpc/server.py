@@ -20,7 +20,7 @@ from typing import Any
 from ama.errors import AmaError
 from ama.rpc import commands as cmds
 from ama.rpc.broker import RpcBroker
-from ama.rpc.jsonl import MAX_LINE_BYTES, TooLarge, dumps, read_lines, sniff_id
+from ama.rpc.jsonl import MAX_LINE_BYTES, TooLarge, dumps, open_reader, read_lines, sniff_id
 
 PROTOCOL_VERSION = 1
 CAPABILITIES = ["approvals", "images", "hooks"]
@@ -35,6 +35,7 @@ class RpcServer:
         self._unsubscribe: Any = None
         self._runs: set[asyncio.Task] = set()
         self.current_id: Any = None
+        self.current_command: str | None = None
         from ama.config.paths import sessions_dir
 
         self.sessions_dir = str(sessions_dir(args.session_dir))
@@ -95,9 +96,8 @@ class RpcServer:
 
     async def handle(self, raw: Any) -> None:
         if isinstance(raw, TooLarge):
-            rid = sniff_id(raw.head)
             err = AmaError("too_large", f"line longer than {MAX_LINE_BYTES} bytes; it was skipped")
-            self.respond(None, rid, error=err)
+            self.respond(None, raw.id, error=err)
             return
         try:
             msg = json.loads(raw)
@@ -116,7 +116,7 @@ class RpcServer:
         if name not in cmds.HANDLERS:
             self.respond(name, rid, error=AmaError("unknown_command", f"unknown command {name!r}"))
             return
-        self.current_id = rid
+        self.current_id, self.current_command = rid, name
         try:
             params = cmds.check_params(name, msg)
             data = await cmds.HANDLERS[name](self, params)
@@ -132,9 +132,7 @@ class RpcServer:
     async def serve(self) -> int:
         from ama import __version__
 
-        loop = asyncio.get_running_loop()
-        reader = asyncio.StreamReader(limit=MAX_LINE_BYTES + 1)
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+        reader = await open_reader(sys.stdin.fileno())
         self.write(
             {
                 "type": "hello",
