@@ -10,21 +10,8 @@ import signal
 import sys
 from typing import Any
 
+from ama.agent.options import agent_options
 from ama.errors import InvalidArguments
-
-
-def _session_choice(args: argparse.Namespace) -> str:
-    if args.no_session and (args.resume is not None or args.continue_):
-        raise InvalidArguments("--no-session cannot be combined with --resume or --continue")
-    if args.resume is not None and args.continue_:
-        raise InvalidArguments("--resume and --continue are exclusive")
-    if args.no_session:
-        return "memory"
-    if args.continue_:
-        return "continue"
-    if args.resume is not None:
-        return args.resume
-    return "new"
 
 
 def _prompt_text(args: argparse.Namespace, *, read_stdin: bool) -> str:
@@ -37,39 +24,13 @@ def _prompt_text(args: argparse.Namespace, *, read_stdin: bool) -> str:
 
 
 def agent_main(args: argparse.Namespace) -> int:
-    if args.mode == "rpc":
-        if args.from_:
-            raise InvalidArguments("--from is not supported in RPC mode")
-        from ama.rpc.server import rpc_main
-
-        return rpc_main(args)
-    if args.mode == "acp":
-        from ama.rpc.acp import acp_main
-
-        return acp_main(args)
-    if args.print:
+    if args.mode == "rpc" and args.from_:
+        raise InvalidArguments("--from is not supported in RPC mode")
+    if args.print and args.mode == "interactive":
         return asyncio.run(print_main(args))
-    from ama.cli.interactive import interactive_main
+    from ama.modes import run_mode
 
-    return interactive_main(args)
-
-
-def agent_options(args: argparse.Namespace, *, broker: Any = None) -> Any:
-    from ama.agent.compose import AgentOptions
-
-    choice = _session_choice(args)
-    if choice == "" and broker is None:
-        raise InvalidArguments("--resume needs a session id in this mode (list them with: ama sessions list)")
-    return AgentOptions(
-        cwd=os.getcwd(),
-        model=args.model,
-        thinking=args.thinking,
-        permission_mode=args.permission_mode,
-        session=choice,
-        session_dir=args.session_dir,
-        broker=broker,
-        max_turns=args.max_turns,
-    )
+    return run_mode(args.mode, args)
 
 
 def resolve_from(args: argparse.Namespace) -> tuple[str, list] | None:

@@ -68,7 +68,7 @@ class RpcServer:
 
     async def switch(self, session: str, *, reason: str) -> None:
         from ama.agent.compose import build_agent
-        from ama.cli.agent import agent_options
+        from ama.agent.options import agent_options
 
         opts = agent_options(self.args, broker=self.broker)
         opts.session = session
@@ -158,9 +158,9 @@ class RpcServer:
         return 0
 
     def _initial_session(self) -> str:
-        from ama.cli.agent import _session_choice
+        from ama.agent.options import session_choice
 
-        choice = _session_choice(self.args)
+        choice = session_choice(self.args)
         if choice == "":
             raise AmaError("invalid_arguments", "--resume needs a session id in RPC mode")
         return choice
