@@ -12,6 +12,7 @@ from typing import Any
 
 from ama.agent.options import agent_options
 from ama.errors import InvalidArguments
+from ama.messages import ImageContent
 
 
 def _prompt_text(args: argparse.Namespace, *, read_stdin: bool) -> str:
@@ -26,6 +27,8 @@ def _prompt_text(args: argparse.Namespace, *, read_stdin: bool) -> str:
 def agent_main(args: argparse.Namespace) -> int:
     if args.mode == "rpc" and args.from_:
         raise InvalidArguments("--from is not supported in RPC mode")
+    if args.image and not (args.print and args.mode == "interactive"):
+        raise InvalidArguments("--image works with -p only (RPC and ACP clients send images in prompts)")
     if args.print and args.mode == "interactive":
         return asyncio.run(print_main(args))
     from ama.modes import run_mode
@@ -61,25 +64,40 @@ def _usage_totals(messages: list[dict]) -> dict[str, Any]:
 
 
 async def print_main(args: argparse.Namespace) -> int:
-    from ama.agent.compose import build_agent
-    from ama.messages import TextContent
+    from ama.agent.images import load_images, reused_image_files
+    from ama.index.reuse import compose_prompt
 
     reused = resolve_from(args)
     text = _prompt_text(args, read_stdin=reused is None or not sys.stdin.isatty())
-    images: list = []
+    reused_images: list = []
     if reused is not None:
-        from ama.index.reuse import compose_prompt
-
-        base, images = reused
+        base, reused_images = reused
         text = compose_prompt(base, text)
     if not text:
         raise InvalidArguments("no prompt: give it as arguments or on stdin (ama -p 'fix the tests')")
+    images = load_images(args.image or [])
+    # the reused message's images are written out and checked as --image files are (000 --from);
+    # the directory is removed after the run
+    with reused_image_files([i for i in reused_images if isinstance(i, ImageContent)]) as paths:
+        images += load_images(paths, option=f"--from {args.from_}")
+        return await _print_run(args, text, images, reused=len(paths))
+
+
+async def _print_run(args: argparse.Namespace, text: str, images: list, *, reused: int) -> int:
+    from ama.agent.compose import build_agent
+    from ama.agent.images import check_model_takes_images
+
     agent, warnings = build_agent(agent_options(args))
-    if images and not getattr(agent.model, "images", True):
+    given = []
+    if len(images) > reused:
+        given.append(f"{len(images) - reused} from --image")
+    if reused:
+        given.append(f"{reused} from the reused message")
+    try:
+        check_model_takes_images(agent.model.ref, getattr(agent.model, "images", True), len(images), " and ".join(given))
+    except InvalidArguments:
         await agent.close()
-        raise InvalidArguments(
-            f"the reused message has {len(images)} image(s) and model {agent.model.ref} does not take images"
-        )
+        raise
     for w in warnings:
         print(f"ama: warning: {w}", file=sys.stderr)
     fmt = args.output_format
@@ -111,7 +129,7 @@ async def print_main(args: argparse.Namespace) -> int:
 
     loop.add_signal_handler(signal.SIGINT, on_sigint)
     try:
-        result = await agent.prompt(text, [i for i in images if not isinstance(i, TextContent)] or None)
+        result = await agent.prompt(text, images or None)
     finally:
         loop.remove_signal_handler(signal.SIGINT)
         await agent.close()

@@ -93,6 +93,12 @@ def _agent_parser() -> _AgentParser:
     parser.add_argument(
         "--from", dest="from_", metavar="ID[#N]", help="reuse user message #N (default: the last) of a session as the prompt"
     )
+    parser.add_argument(
+        "--image",
+        action="append",
+        metavar="FILE",
+        help="-p: attach an image (PNG, JPEG, GIF or WebP, at most 5 MiB) to the prompt; repeatable",
+    )
     parser.add_argument("--mode", choices=("interactive", "rpc", "acp"), default="interactive", help="interface mode")
     parser.add_argument("--line", action="store_true", help="interactive mode for plain terminals (no full-screen input)")
     return parser
