@@ -62,3 +62,26 @@ def test_integer_ids_split_anywhere(rid: int, cut: int) -> None:
     scan.feed(line[cut:])
     scan.feed(b"")
     assert scan.result == rid
+
+
+@pytest.mark.parametrize(
+    ("line", "command"),
+    [
+        (b'{"id":1,"type":"steer","message":"\xff"}', "steer"),
+        (b'{"message":"\xff","type":"follow_up"', "follow_up"),  # cut short after the type
+        (b'{"id":{"x":1},"type":"prompt","m":"\xff"}', "prompt"),  # an object id is walked past
+        (b'{"type":7,"id":"a"}', None),
+        (b'{"x":{"type":"nested"}}', None),
+    ],
+)
+def test_the_command_is_recovered_too(line: bytes, command: str | None) -> None:
+    from ama.rpc.jsonl import scan_line
+
+    assert scan_line(line).command == command
+
+
+def test_the_big_line_shows_its_command() -> None:
+    from ama.rpc.jsonl import scan_line
+
+    scan = scan_line(BIG)
+    assert (scan.result, scan.command) == ("late", "prompt")

@@ -59,8 +59,8 @@ def test_broken_lines_keep_their_ids(tmp_path: Path) -> None:
         rc, lines, err = _run(tmp_path, f, "--model", model)
     assert rc == 0, err
     res = _responses(lines)
-    assert res["utf8"]["error"]["code"] == "parse_error"
-    assert res["late"]["error"]["code"] == "too_large"
+    assert res["utf8"]["error"]["code"] == "parse_error" and res["utf8"]["command"] == "get_state"
+    assert res["late"]["error"]["code"] == "too_large" and res["late"]["command"] == "prompt"
     assert res[42]["success"]
 
 

@@ -9,7 +9,7 @@ stdin may be a pipe, a socket, a terminal, a regular file or ``/dev/null``
 
 A line that does not parse still gets its request id when one can be seen: :class:`IdScanner`
 follows the JSON structure of the raw bytes (strings, nesting; no decoding, constant memory)
-and picks the value of the top-level ``"id"`` member, also when it comes after the first
+and picks the values of the top-level ``"id"`` and ``"type"`` members, also when it comes after the first
 4 MiB of a too-large line.
 """
 
@@ -30,10 +30,12 @@ _CHUNK = 64 * 1024
 
 
 class TooLarge:
-    """Yielded for a line over the limit; ``id`` is its request id when the scan found one."""
+    """Yielded for a line over the limit; ``id`` and ``command`` (its ``type``) are what the
+    scan of the line found (None when nothing could be found)."""
 
-    def __init__(self, rid: Any) -> None:
+    def __init__(self, rid: Any, command: str | None = None) -> None:
         self.id = rid
+        self.command = command
 
 
 # --- request ids of lines that do not parse ------------------------------------------------
@@ -45,16 +47,19 @@ _NUMBER = re.compile(rb"-?[0-9]*")
 
 
 class IdScanner:
-    """Find the top-level ``"id"`` of a JSON object line fed in chunks, without decoding it.
+    """Find the top-level ``"id"`` and ``"type"`` of a JSON object line fed in chunks, without
+    decoding it.
 
-    Feed the line's bytes in order, then ``feed(b"")`` at its end.  ``result`` is the id
-    (a str or an int) once found, else None.  The scan stops (``done``) at the id, at the end
-    of the top-level object, at a structural error, or when the value of ``id`` is not a
-    string of at most ``MAX_ID_BYTES`` bytes of valid UTF-8 or an integer of at most 18 digits.
+    Feed the line's bytes in order, then ``feed(b"")`` at its end.  ``result`` is the id (a str
+    of at most ``MAX_ID_BYTES`` bytes of valid UTF-8, or an integer of at most 18 digits) and
+    ``command`` the ``type`` (such a str), else None.  The scan stops (``done``) once both
+    were seen, at the end of the top-level object, or at a structural error.
     """
 
+    _WANTED = (b"id", b"type")
+
     def __init__(self) -> None:
-        self.result: Any = None
+        self.found: dict[bytes, Any] = {}
         self.done = False
         self._started = False
         self._depth = 0
@@ -63,8 +68,22 @@ class IdScanner:
         self._string_long = False
         self._expect_key = False  # depth 1, after '{' or ','
         self._key: bytes | None = None  # the depth-1 key whose value comes next
-        self._want_id = False  # right after '"id":'
+        self._want: bytes | None = None  # a wanted key whose value comes next
         self._carry = b""
+
+    @property
+    def result(self) -> Any:
+        return self.found.get(b"id")
+
+    @property
+    def command(self) -> str | None:
+        return self.found.get(b"type")
+
+    def _got(self, key: bytes, value: Any) -> None:
+        self._want = None
+        self.found.setdefault(key, value)
+        if all(k in self.found for k in self._WANTED):
+            self.done = True
 
     def feed(self, chunk: bytes) -> None:
         if self.done:
@@ -87,20 +106,21 @@ class IdScanner:
                 self._in_string = False
                 self._string_done()
                 continue
-            if self._want_id:
+            if self._want is not None:
                 pos = _SPACE.match(data, pos).end()  # type: ignore[union-attr]
                 if pos == n:
                     return
                 if data[pos : pos + 1] != b'"':
                     num = _NUMBER.match(data, pos).group()  # type: ignore[union-attr]
-                    if pos + len(num) == n and not end:  # the number may go on
+                    if num and pos + len(num) == n and not end:  # the number may go on
                         self._carry = num
                         return
-                    self.done = True
                     digits = num.lstrip(b"-")
-                    if digits and len(digits) <= 18 and data[pos + len(num) : pos + len(num) + 1] in b" \t\r\n,}":
-                        self.result = int(num)
-                    return
+                    after = data[pos + len(num) : pos + len(num) + 1]
+                    ok = self._want == b"id" and digits and len(digits) <= 18 and after in b" \t\r\n,}"
+                    self._got(self._want, int(num) if ok else None)
+                    pos += len(num)
+                    continue  # an object or array value is walked as usual
             m = _NEXT.search(data, pos)
             if m is None:
                 return
@@ -127,8 +147,8 @@ class IdScanner:
                 self._expect_key = True
                 self._key = None
             elif self._depth == 1 and c == b":":
-                if self._key == b"id":
-                    self._want_id = True
+                if self._key in self._WANTED and self._key not in self.found:
+                    self._want = self._key
                 self._key = None
 
     def _keep(self, part: bytes) -> None:
@@ -148,23 +168,26 @@ class IdScanner:
             self._key = text
             self._expect_key = False
             return
-        if self._want_id:
-            self._want_id = False
-            self.done = True
+        if self._want is not None:
             try:
                 value = json.loads(b'"' + text + b'"') if text is not None else None
-            except ValueError:  # invalid UTF-8 or a bad escape inside the id itself
+            except ValueError:  # invalid UTF-8 or a bad escape inside the value itself
                 value = None
-            if isinstance(value, str) and len(value.encode()) <= MAX_ID_BYTES:
-                self.result = value
+            ok = isinstance(value, str) and len(value.encode()) <= MAX_ID_BYTES
+            self._got(self._want, value if ok else None)
+
+
+def scan_line(raw: bytes) -> IdScanner:
+    """The scan of a whole line that did not parse."""
+    scan = IdScanner()
+    scan.feed(raw)
+    scan.feed(b"")
+    return scan
 
 
 def sniff_id(raw: bytes) -> Any:
     """The request id of a line that did not parse, if its bytes show one."""
-    scan = IdScanner()
-    scan.feed(raw)
-    scan.feed(b"")
-    return scan.result
+    return scan_line(raw).result
 
 
 # --- reading stdin ------------------------------------------------------------------------
@@ -263,13 +286,14 @@ async def read_lines(reader: asyncio.StreamReader, limit: int = MAX_LINE_BYTES) 
                 except asyncio.IncompleteReadError as e3:
                     scan.feed(e3.partial)
                     scan.feed(b"")
-                    yield TooLarge(scan.result)
+                    yield TooLarge(scan.result, scan.command)
                     return
             scan.feed(b"")
-            yield TooLarge(scan.result)
+            yield TooLarge(scan.result, scan.command)
             continue
         if len(line) > limit + 1:
-            yield TooLarge(sniff_id(line))
+            scan = scan_line(line)
+            yield TooLarge(scan.result, scan.command)
             continue
         yield line[:-1].rstrip(b"\r")
 

@@ -20,7 +20,7 @@ from typing import Any
 from ama.errors import AmaError
 from ama.rpc import commands as cmds
 from ama.rpc.broker import RpcBroker
-from ama.rpc.jsonl import MAX_LINE_BYTES, TooLarge, dumps, open_reader, read_lines, sniff_id
+from ama.rpc.jsonl import MAX_LINE_BYTES, TooLarge, dumps, open_reader, read_lines, scan_line
 
 PROTOCOL_VERSION = 1
 CAPABILITIES = ["approvals", "images", "hooks"]
@@ -97,12 +97,13 @@ class RpcServer:
     async def handle(self, raw: Any) -> None:
         if isinstance(raw, TooLarge):
             err = AmaError("too_large", f"line longer than {MAX_LINE_BYTES} bytes; it was skipped")
-            self.respond(None, raw.id, error=err)
+            self.respond(raw.command, raw.id, error=err)
             return
         try:
             msg = json.loads(raw)
         except (ValueError, UnicodeDecodeError) as e:
-            self.respond(None, sniff_id(raw), error=AmaError("parse_error", f"not valid JSON: {e}"))
+            scan = scan_line(raw)
+            self.respond(scan.command, scan.result, error=AmaError("parse_error", f"not valid JSON: {e}"))
             return
         if not isinstance(msg, dict):
             kind = type(msg).__name__
