@@ -112,3 +112,23 @@ def test_from_checks_reused_images_in_a_temporary_directory_removed_after(tmp_pa
     p = run(tmp_path, "-p", "--from", src.id, "--model", text_only_model(ama_home), env={"TMPDIR": str(tmp)})
     assert p.returncode == 2 and "model local/textonly does not take images (1 from the reused message)" in p.stderr
     assert list(tmp.iterdir()) == []
+
+
+def test_the_request_body_carries_the_image(tmp_path: Path, ama_home: Path) -> None:
+    from tests.ai.server import LocalServer, Reply, fixture
+
+    server = LocalServer().start()
+    try:
+        server.queue(Reply(chunks=[fixture("openai_text.sse")]))
+        (ama_home / "config.json").write_text(json.dumps({"providers": {"local": {
+            "api": "openai-completions", "baseUrl": server.url + "/v1", "apiKey": "x",
+            "models": [{"id": "vision", "input": ["text", "image"]}]}}}))  # fmt: skip
+        (tmp_path / "shot.png").write_bytes(png_bytes())
+        p = run(tmp_path, "-p", "describe", "--image", "shot.png", "--model", "local/vision", "--no-session")
+        assert p.returncode == 0, p.stderr
+        (req,) = server.requests
+        user = [m for m in json.loads(req.body)["messages"] if m["role"] == "user"][-1]
+        urls = [part["image_url"]["url"] for part in user["content"] if part.get("type") == "image_url"]
+        assert urls == ["data:image/png;base64," + base64.b64encode(png_bytes()).decode()]
+    finally:
+        server.stop()
