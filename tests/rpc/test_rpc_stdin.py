@@ -82,3 +82,11 @@ def test_steer_and_follow_up_while_idle_answer_as_themselves(tmp_path: Path) -> 
         rc, lines, err = _run(tmp_path, f, "--model", model)
     assert rc == 0, err
     assert _responses(lines)["f"]["command"] == "follow_up"
+
+
+def test_stdin_closed_exits_zero_after_start_up(tmp_path: Path) -> None:
+    model = write_script(tmp_path / "s.json", ["unused"])
+    argv = ["sh", "-c", 'exec "$@" <&-', "sh", *ama_cmd("--mode", "rpc", "--model", model)]
+    p = subprocess.run(argv, cwd=tmp_path, capture_output=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert [json.loads(x)["type"] for x in p.stdout.splitlines()] == ["hello", "session_start"]

@@ -252,12 +252,19 @@ class _FileTransport(asyncio.ReadTransport):
         return self._closed
 
 
-async def open_reader(fd: int, limit: int = MAX_LINE_BYTES) -> asyncio.StreamReader:
-    """A StreamReader over ``fd`` whatever it is: pipe, socket, terminal, file, /dev/null."""
+async def open_reader(fd: int | None, limit: int = MAX_LINE_BYTES) -> asyncio.StreamReader:
+    """A StreamReader over ``fd`` whatever it is: pipe, socket, terminal, file, /dev/null;
+    None (stdin closed, ``<&-``) reads as an empty input."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=limit + 1)
     protocol = asyncio.StreamReaderProtocol(reader)
-    mode = os.fstat(fd).st_mode
+    try:
+        if fd is None:
+            raise OSError("no stdin")
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        reader.feed_eof()
+        return reader
     if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd):
         await loop.connect_read_pipe(lambda: protocol, os.fdopen(fd, "rb", buffering=0, closefd=False))
     else:

@@ -133,7 +133,7 @@ class RpcServer:
     async def serve(self) -> int:
         from ama import __version__
 
-        reader = await open_reader(sys.stdin.fileno())
+        reader = await open_reader(sys.stdin.fileno() if sys.stdin is not None else None)
         self.write(
             {
                 "type": "hello",
