@@ -4,9 +4,9 @@
 
 Measures, as a user runs them (fresh process each time, compiled bytecode, median / p95 /
 peak RSS): `ama --version`; `ama sessions list --all` over bench/gen_sessions.py's default
-set (1,000 sessions); loading (parse + project) a 10,000-entry ~20 MB session; `ama -p`
+set (1,000 sessions), scanning (`--no-cache`) and indexed; loading (parse + project) a 10,000-entry ~20 MB session; `ama -p`
 with one text reply and with one tool call against a local OpenAI-compatible server
-(bench/fake_openai.py); resuming a 5,000-entry ~20 MB session and answering one prompt.
+(bench/fake_openai.py, on a free port it reports); resuming a 5,000-entry ~20 MB session and answering one prompt.
 ``--write`` replaces the "Agent and sessions" section of docs/performance.md.
 """
 
@@ -31,10 +31,45 @@ from harness import measure, write_section  # noqa: E402
 SECTION = "## Agent and sessions"
 
 
-def start_server(port: int, *extra: str) -> subprocess.Popen:
-    p = subprocess.Popen([sys.executable, str(HERE / "fake_openai.py"), "--port", str(port), *extra])
-    time.sleep(0.5)
-    return p
+def start_server(*extra: str, port: int = 0) -> tuple[subprocess.Popen, int]:
+    """Start bench/fake_openai.py on ``port`` (0: a free one) and return it with its port, once
+    it listens.  A server that cannot bind stops the benchmark: nothing is timed against a
+    port someone else holds."""
+    p = subprocess.Popen(
+        [sys.executable, str(HERE / "fake_openai.py"), "--port", str(port), *extra],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert p.stdout is not None and p.stderr is not None
+    line = p.stdout.readline()
+    if not line.startswith("PORT "):
+        p.kill()
+        err = p.stderr.read().strip()
+        p.wait()
+        raise SystemExit(f"bench: the local server did not start: {err or line or 'no output'}")
+    return p, int(line.split()[1])
+
+
+def cases(ama: list[str], *, catalog: Path, load: list[str], big_mb: float, resume_id: str) -> list[tuple[str, list[str], str]]:
+    """(label, argv, target) of every row; each label says what its argv measures."""
+    listing = [*ama, "sessions", "list", "--all", "--session-dir", str(catalog)]
+    return [
+        ("`ama --version`", [*ama, "--version"], "≤ 100 ms"),
+        ("`ama sessions list --all --no-cache` (1,000 sessions, 69 MB, no index: scans the files)", [*listing, "--no-cache"], "—"),
+        ("`ama sessions list --all` (1,000 sessions, 69 MB, index built by the warm-up)", listing, "—"),
+        (f"load + project a 10,000-entry {big_mb:.0f} MB session", load, "—"),
+        ("`ama -p` one text reply (local OpenAI-compatible server)", [*ama, "-p", "hi", "--model", "local/bench", "--no-session"], "≤ 300 ms, ≤ 80 MB"),
+        ("`ama -p` one tool call + reply", [*ama, "-p", "hi", "--model", "localtool/bench", "--permission-mode", "full-auto", "--no-session"], "—"),
+        ("`ama -p --resume` a 5,000-entry ~20 MB session, one reply", [*ama, "-p", "hi", "--resume", resume_id, "--model", "local/bench"], "≤ 400 ms, ≤ 150 MB"),
+    ]  # fmt: skip
+
+
+def write_config(home: Path, port: int, tool_port: int) -> None:
+    (home / "config.json").write_text(json.dumps({"providers": {
+        "local": {"api": "openai-completions", "baseUrl": f"http://127.0.0.1:{port}/v1", "apiKey": "x",
+                  "models": [{"id": "bench", "contextWindow": 1000000, "maxTokens": 4096}]},
+        "localtool": {"api": "openai-completions", "baseUrl": f"http://127.0.0.1:{tool_port}/v1", "apiKey": "x",
+                      "models": [{"id": "bench", "contextWindow": 1000000, "maxTokens": 4096}]},
+    }}))  # fmt: skip
 
 
 def main() -> int:
@@ -50,12 +85,6 @@ def main() -> int:
     ws.mkdir(parents=True, exist_ok=True)
     (ws / "README.md").write_text("bench\n")
     home.mkdir(exist_ok=True)
-    (home / "config.json").write_text(json.dumps({"providers": {
-        "local": {"api": "openai-completions", "baseUrl": "http://127.0.0.1:8765/v1", "apiKey": "x",
-                  "models": [{"id": "bench", "contextWindow": 1000000, "maxTokens": 4096}]},
-        "localtool": {"api": "openai-completions", "baseUrl": "http://127.0.0.1:8766/v1", "apiKey": "x",
-                      "models": [{"id": "bench", "contextWindow": 1000000, "maxTokens": 4096}]},
-    }}))  # fmt: skip
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["AMA_HOME"] = str(home)
     gen = [sys.executable, str(HERE / "gen_sessions.py")]
@@ -74,20 +103,18 @@ def main() -> int:
         ).stdout
         Path(work / "resume-id").write_text(Path(out.strip()).stem.split("_")[-1])
     resume_id = (work / "resume-id").read_text().strip()
-    servers = [start_server(8765), start_server(8766, "--tool-first")]
-    ama = [sys.executable, "-m", "ama"]
-    load = [sys.executable, "-c", "import sys; from ama.session.store import Session; Session.load(sys.argv[1]).context()", str(big_file)]
+    servers = []
     rows = []
     try:
-        cases = [
-            ("`ama --version`", [*ama, "--version"], "≤ 100 ms"),
-            ("`ama sessions list --all` (1,000 sessions, 69 MB, no index)", [*ama, "sessions", "list", "--all", "--session-dir", str(catalog)], "—"),
-            (f"load + project a 10,000-entry {big_file.stat().st_size / 1e6:.0f} MB session", load, "—"),
-            ("`ama -p` one text reply (local OpenAI-compatible server)", [*ama, "-p", "hi", "--model", "local/bench", "--no-session"], "≤ 300 ms, ≤ 80 MB"),
-            ("`ama -p` one tool call + reply", [*ama, "-p", "hi", "--model", "localtool/bench", "--permission-mode", "full-auto", "--no-session"], "—"),
-            ("`ama -p --resume` a 5,000-entry ~20 MB session, one reply", [*ama, "-p", "hi", "--resume", resume_id, "--model", "local/bench"], "≤ 400 ms, ≤ 150 MB"),
-        ]
-        for name, argv, target in cases:
+        local, port = start_server()
+        servers.append(local)
+        tool, tool_port = start_server("--tool-first")
+        servers.append(tool)
+        write_config(home, port, tool_port)
+        ama = [sys.executable, "-m", "ama"]
+        load = [sys.executable, "-c", "import sys; from ama.session.store import Session; Session.load(sys.argv[1]).context()", str(big_file)]
+        table_cases = cases(ama, catalog=catalog, load=load, big_mb=big_file.stat().st_size / 1e6, resume_id=resume_id)
+        for name, argv, target in table_cases:
             r = measure(argv, a.runs, env=env, cwd=str(ws))
             rows.append((name, r, target))
             print(f"{name}: median {r['median_ms']} ms, p95 {r['p95_ms']} ms, peak {r['peak_rss_mb']} MB", flush=True)

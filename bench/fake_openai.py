@@ -1,6 +1,9 @@
 """A local OpenAI-compatible Chat Completions server for benchmarks (streams SSE).
 
-    python bench/fake_openai.py --port 8765 [--tool-first]
+    python bench/fake_openai.py [--port 0] [--tool-first]
+
+It prints ``PORT <n>`` on stdout once it listens (port 0, the default: a free port chosen
+by the system); if it cannot bind, it says why on stderr and exits 1.
 
 Replies "Hello from the local server." to every request; with --tool-first, a request whose
 last message is from the user gets a tool call (``ls .``) instead, so `ama -p` makes one
@@ -11,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
@@ -57,13 +61,19 @@ class Handler(BaseHTTPRequestHandler):
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--port", type=int, default=8765)
+    ap.add_argument("--port", type=int, default=0, help="0 (default): any free port")
     ap.add_argument("--tool-first", action="store_true")
     ap.add_argument("--words", type=int, default=0, help="extra streamed words per reply")
     a = ap.parse_args()
     Handler.tool_first = a.tool_first
     Handler.words = a.words
-    ThreadingHTTPServer(("127.0.0.1", a.port), Handler).serve_forever()
+    try:
+        server = ThreadingHTTPServer(("127.0.0.1", a.port), Handler)
+    except OSError as e:
+        print(f"fake_openai: cannot listen on 127.0.0.1:{a.port}: {e.strerror}", file=sys.stderr)
+        raise SystemExit(1) from None
+    print(f"PORT {server.server_address[1]}", flush=True)
+    server.serve_forever()
 
 
 if __name__ == "__main__":

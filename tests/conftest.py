@@ -11,6 +11,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
 
+# `python -m ama` in a subprocess runs the same ama as the tests import (this checkout's src/,
+# put on sys.path by pyproject's pytest `pythonpath`), not whatever is installed.
+_SRC = str(ROOT / "src")
+if _SRC not in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (_SRC, os.environ.get("PYTHONPATH")) if p)
+
 
 @pytest.fixture(autouse=True)
 def ama_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:

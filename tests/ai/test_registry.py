@@ -9,7 +9,7 @@ import pytest
 
 from ama.ai import ModelRegistry, calculate_cost, split_ref
 from ama.config.loader import load_config
-from ama.errors import InvalidArguments, NotFound
+from ama.errors import InvalidArguments
 from ama.messages import Usage
 
 OLLAMA = {
@@ -128,17 +128,17 @@ def test_unknown_keys_are_warnings():
 
 def test_lookup_errors_list_close_matches():
     reg = ModelRegistry.load(None)
-    with pytest.raises(NotFound) as e:
+    with pytest.raises(InvalidArguments) as e:
         reg.get("anthropic/claude-sonet-4-5")
     assert "anthropic/claude-sonnet-4-5" in str(e.value) and "anthropic/claude-sonet-4-5" in str(e.value)
     assert "anthropic/claude-sonnet-4-5" in e.value.data["candidates"]
-    with pytest.raises(NotFound) as e:
+    with pytest.raises(InvalidArguments) as e:
         reg.get("antropic/claude-sonnet-4-5")
     assert "unknown provider 'antropic'" in str(e.value) and "anthropic/claude-sonnet-4-5" in e.value.data["candidates"]
     with pytest.raises(InvalidArguments):
         reg.get("anthropic/")
     assert reg.get("gpt-4.1").ref == "openai/gpt-4.1"  # a bare id unique among providers
-    with pytest.raises(NotFound):
+    with pytest.raises(InvalidArguments):
         reg.get("gpt-9")
 
 

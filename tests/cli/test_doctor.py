@@ -17,8 +17,9 @@ def doctor(cwd: Path, env: dict | None = None) -> dict:
         e.pop(k, None)
     e.update(env or {})
     p = subprocess.run(ama_cmd("doctor", "--json"), cwd=cwd, capture_output=True, text=True, timeout=60, env=e)
-    assert p.returncode == 0, p.stderr
-    return json.loads(p.stdout)
+    out = json.loads(p.stdout)
+    assert p.returncode == (0 if out["ok"] else 1), p.stderr  # exit 1 exactly when a section has a problem
+    return out
 
 
 def test_sections_and_problems(tmp_path: Path, ama_home: Path) -> None:
@@ -50,3 +51,14 @@ def test_data_section_counts_sessions_and_backups(tmp_path: Path, ama_home: Path
                    capture_output=True, timeout=60, check=True)  # fmt: skip
     data = doctor(tmp_path)["sections"]["data"]
     assert data["sessions"] == 1 and data["fileHistory"]["blobs"] == 1
+
+
+def test_a_problem_exits_1_in_both_outputs(tmp_path: Path) -> None:
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
+    p = subprocess.run(ama_cmd("doctor"), cwd=tmp_path, capture_output=True, text=True, timeout=60, env=env)
+    assert "[PROBLEM]" in p.stdout  # no model and no key
+    assert p.returncode == 1, p.stdout
+    p = subprocess.run(ama_cmd("doctor", "--json"), cwd=tmp_path, capture_output=True, text=True, timeout=60, env=env)
+    assert json.loads(p.stdout)["ok"] is False and p.returncode == 1

@@ -47,3 +47,28 @@ def test_list_json_has_every_key_with_description(tmp_path: Path) -> None:
     assert {"model", "sandbox.network", "checkpoints.mode", "permissions.deny", "retry.maxAttempts"} <= set(keys)
     assert all(k["description"] for k in keys.values())
     assert keys["sandbox.network"]["default"] == "deny" and keys["sandbox.network"]["source"] == "default"
+
+
+def test_invalid_file_warns_on_list_and_get(tmp_path: Path, ama_home: Path) -> None:
+    (ama_home / "config.json").write_text('{"model": ')
+    for args in (("list",), ("get", "model"), ("list", "--json")):
+        err = ama(*args, cwd=tmp_path).stderr
+        assert f"ama: warning: {ama_home / 'config.json'}: invalid JSON at line 1" in err, args
+
+
+def test_list_names_the_files_it_read(tmp_path: Path, ama_home: Path) -> None:
+    (ama_home / "config.json").write_text('{"thinkingLevel": "low"}')
+    out = ama("list", cwd=tmp_path).stdout.splitlines()
+    assert out[0] == f"# {ama_home / 'config.json'} (read)"
+    assert out[1] == f"# {tmp_path / '.ama' / 'config.json'} (not there)"
+    files = json.loads(ama("list", "--json", cwd=tmp_path).stdout)["files"]
+    assert files == {str(ama_home / "config.json"): "read", str(tmp_path / ".ama" / "config.json"): "missing"}
+
+
+def test_set_model_refuses_an_unknown_model_with_did_you_mean(tmp_path: Path, ama_home: Path) -> None:
+    err = ama("set", "model", "nosuch/model", cwd=tmp_path, rc=2).stderr
+    assert "unknown provider 'nosuch'" in err
+    err = ama("set", "model", "openai/gpt-4.1x", cwd=tmp_path, rc=2).stderr
+    assert "unknown model 'openai/gpt-4.1x'; did you mean openai/gpt-4.1" in err
+    assert not (ama_home / "config.json").exists()
+    ama("set", "model", "openai/gpt-4.1", cwd=tmp_path)

@@ -144,7 +144,7 @@ def test_a_damaged_index_falls_back_and_doctor_rebuilds_it(sessions_dir: Path) -
     p = ama("sessions", "search", "widgets", "--all", "--json")
     assert [json.loads(x)["ref"] for x in p.stdout.splitlines()] == want
     assert "doctor --reindex" in p.stderr
-    d = ama_json("doctor", "--reindex")
+    d = ama_json("doctor", "--reindex", rc=None)  # exit 1: no model in the test env
     assert d["sections"]["index"]["reindexed"]["files"] == 1 and d["sections"]["index"]["ok"]
     p = ama("sessions", "search", "widgets", "--all", "--json")
     assert p.stderr == "" and [json.loads(x)["ref"] for x in p.stdout.splitlines()] == want
@@ -179,7 +179,7 @@ def test_a_locked_index_is_scanned_instead(sessions_dir: Path) -> None:
 def test_doctor_reports_and_build_shows_progress_on_a_terminal(sessions_dir: Path) -> None:
     for _ in range(30):
         session(sessions_dir, turns=1)
-    d = ama_json("doctor")["sections"]["index"]
+    d = ama_json("doctor", rc=None)["sections"]["index"]
     assert d["exists"] is False
     master, slave = pty.openpty()
     p = subprocess.Popen(ama_cmd("doctor", "--reindex"), stdout=subprocess.PIPE, stderr=slave)
@@ -197,7 +197,7 @@ def test_doctor_reports_and_build_shows_progress_on_a_terminal(sessions_dir: Pat
     os.close(master)
     assert b"indexing sessions [" in err and b"30/30 files" in err
     assert "rebuilt from 30 session file(s)" in out and "current: matches the session files" in out
-    d = ama_json("doctor")["sections"]["index"]
+    d = ama_json("doctor", rc=None)["sections"]["index"]
     assert (d["files"], d["documents"], d["staleFiles"]) == (30, 60, 0)
 
 

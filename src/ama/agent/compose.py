@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ama.agent.parts import AgentParts, AgentSettings
 from ama.agent.session import AgentSession, default_output_dir
 from ama.ai.models import DEFAULT_MODELS
-from ama.errors import AmaError, InvalidArguments, NotFound
+from ama.errors import AmaError, InvalidArguments
 
 if TYPE_CHECKING:
     from ama.agent.approvals import ApprovalBroker
@@ -102,7 +102,7 @@ def pick_model(registry: Any, opts: AgentOptions, config: Any, restored: str | N
     for env, default in DEFAULT_MODELS:
         if os.environ.get(env):
             return registry.get(default)
-    raise NotFound(
+    raise InvalidArguments(
         "no model configured: set ANTHROPIC_API_KEY or OPENAI_API_KEY, pass --model provider/id, "
         "or declare a provider in the config (see docs/providers.md). To try ama without a key: "
         "ama -p hello --model scripted/examples/demo.json"

@@ -164,6 +164,7 @@ async def _run_tool(agent: AgentSession, tool: Any, call: ToolCall, args: dict, 
     except Exception as exc:  # a bug in a tool must not end the session
         return _error(f"Internal error in tool {call.name}: {type(exc).__name__}: {exc}")
     finally:
-        if call.name == "bash" and getattr(agent.checkpoints, "mode", None) == "shadow-git":
+        tracker = agent.checkpoints
+        if call.name == "bash" and tracker is not None and tracker.mode == "shadow-git":
             # shadow-git: what the command changed is ama's doing, so a rewind restores it
-            await asyncio.get_running_loop().run_in_executor(None, agent.checkpoints.after_command)
+            await asyncio.get_running_loop().run_in_executor(None, tracker.after_command)

@@ -25,7 +25,7 @@ from typing import Any
 
 from ama.ai.models import BUILTIN_PROVIDERS, builtin_models
 from ama.ai.types import Model, ModelCost, resolve_api_key
-from ama.errors import InvalidArguments, NotFound
+from ama.errors import InvalidArguments
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -244,7 +244,7 @@ class ModelRegistry:
                     f"model {ref!r} is ambiguous: " + ", ".join(m.ref for m in matches),
                     data={"candidates": [m.ref for m in matches]},
                 )
-            raise NotFound(self._unknown(ref, "use provider/id"), data={"candidates": self._close(ref)})
+            raise InvalidArguments(self._unknown(ref, "use provider/id"), data={"candidates": self._close(ref)})
         provider, id = split_ref(ref)
         if provider == "scripted":
             from ama.ai.scripted import model_for
@@ -259,11 +259,11 @@ class ModelRegistry:
             return model
         if not any(m.provider == provider for m in self._models.values()):
             names = sorted({m.provider for m in self._models.values()} | {"scripted"})
-            raise NotFound(
+            raise InvalidArguments(
                 f"unknown provider {provider!r} in model {ref!r}; known providers: {', '.join(names)}",
                 data={"candidates": self._close(ref)},
             )
-        raise NotFound(self._unknown(ref, f"declare it under providers.{provider}.models"), data={"candidates": self._close(ref)})
+        raise InvalidArguments(self._unknown(ref, f"declare it under providers.{provider}.models"), data={"candidates": self._close(ref)})
 
     def _close(self, ref: str) -> builtins.list[str]:
         refs = list(self._models)

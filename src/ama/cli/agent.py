@@ -10,21 +10,9 @@ import signal
 import sys
 from typing import Any
 
+from ama.agent.options import agent_options
 from ama.errors import InvalidArguments
-
-
-def _session_choice(args: argparse.Namespace) -> str:
-    if args.no_session and (args.resume is not None or args.continue_):
-        raise InvalidArguments("--no-session cannot be combined with --resume or --continue")
-    if args.resume is not None and args.continue_:
-        raise InvalidArguments("--resume and --continue are exclusive")
-    if args.no_session:
-        return "memory"
-    if args.continue_:
-        return "continue"
-    if args.resume is not None:
-        return args.resume
-    return "new"
+from ama.messages import ImageContent
 
 
 def _prompt_text(args: argparse.Namespace, *, read_stdin: bool) -> str:
@@ -37,39 +25,15 @@ def _prompt_text(args: argparse.Namespace, *, read_stdin: bool) -> str:
 
 
 def agent_main(args: argparse.Namespace) -> int:
-    if args.mode == "rpc":
-        if args.from_:
-            raise InvalidArguments("--from is not supported in RPC mode")
-        from ama.rpc.server import rpc_main
-
-        return rpc_main(args)
-    if args.mode == "acp":
-        from ama.rpc.acp import acp_main
-
-        return acp_main(args)
-    if args.print:
+    if args.mode == "rpc" and args.from_:
+        raise InvalidArguments("--from is not supported in RPC mode")
+    if args.image and not (args.print and args.mode == "interactive"):
+        raise InvalidArguments("--image works with -p only (RPC and ACP clients send images in prompts)")
+    if args.print and args.mode == "interactive":
         return asyncio.run(print_main(args))
-    from ama.cli.interactive import interactive_main
+    from ama.modes import run_mode
 
-    return interactive_main(args)
-
-
-def agent_options(args: argparse.Namespace, *, broker: Any = None) -> Any:
-    from ama.agent.compose import AgentOptions
-
-    choice = _session_choice(args)
-    if choice == "" and broker is None:
-        raise InvalidArguments("--resume needs a session id in this mode (list them with: ama sessions list)")
-    return AgentOptions(
-        cwd=os.getcwd(),
-        model=args.model,
-        thinking=args.thinking,
-        permission_mode=args.permission_mode,
-        session=choice,
-        session_dir=args.session_dir,
-        broker=broker,
-        max_turns=args.max_turns,
-    )
+    return run_mode(args.mode, args)
 
 
 def resolve_from(args: argparse.Namespace) -> tuple[str, list] | None:
@@ -100,25 +64,40 @@ def _usage_totals(messages: list[dict]) -> dict[str, Any]:
 
 
 async def print_main(args: argparse.Namespace) -> int:
-    from ama.agent.compose import build_agent
-    from ama.messages import TextContent
+    from ama.agent.images import load_images, reused_image_files
+    from ama.index.reuse import compose_prompt
 
     reused = resolve_from(args)
     text = _prompt_text(args, read_stdin=reused is None or not sys.stdin.isatty())
-    images: list = []
+    reused_images: list = []
     if reused is not None:
-        from ama.index.reuse import compose_prompt
-
-        base, images = reused
+        base, reused_images = reused
         text = compose_prompt(base, text)
     if not text:
         raise InvalidArguments("no prompt: give it as arguments or on stdin (ama -p 'fix the tests')")
+    images = load_images(args.image or [])
+    # the reused message's images are written out and checked as --image files are (000 --from);
+    # the directory is removed after the run
+    with reused_image_files([i for i in reused_images if isinstance(i, ImageContent)]) as paths:
+        images += load_images(paths, option=f"--from {args.from_}")
+        return await _print_run(args, text, images, reused=len(paths))
+
+
+async def _print_run(args: argparse.Namespace, text: str, images: list, *, reused: int) -> int:
+    from ama.agent.compose import build_agent
+    from ama.agent.images import check_model_takes_images
+
     agent, warnings = build_agent(agent_options(args))
-    if images and not getattr(agent.model, "images", True):
+    given = []
+    if len(images) > reused:
+        given.append(f"{len(images) - reused} from --image")
+    if reused:
+        given.append(f"{reused} from the reused message")
+    try:
+        check_model_takes_images(agent.model.ref, getattr(agent.model, "images", True), len(images), " and ".join(given))
+    except InvalidArguments:
         await agent.close()
-        raise InvalidArguments(
-            f"the reused message has {len(images)} image(s) and model {agent.model.ref} does not take images"
-        )
+        raise
     for w in warnings:
         print(f"ama: warning: {w}", file=sys.stderr)
     fmt = args.output_format
@@ -150,7 +129,7 @@ async def print_main(args: argparse.Namespace) -> int:
 
     loop.add_signal_handler(signal.SIGINT, on_sigint)
     try:
-        result = await agent.prompt(text, [i for i in images if not isinstance(i, TextContent)] or None)
+        result = await agent.prompt(text, images or None)
     finally:
         loop.remove_signal_handler(signal.SIGINT)
         await agent.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,9 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
         "$AMA_HOME/config.json) and the project file (.ama/config.json, only keys a project may set).",
     )
     sub = parser.add_subparsers(metavar="COMMAND")
-    p = sub.add_parser("list", help="every key with its value, source, default and description")
+    p = sub.add_parser(
+        "list", help="the config files read, then every key with its value, source, default and description"
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=config_list)
     p = sub.add_parser("get", help="the effective value of one key")
@@ -27,7 +30,8 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the value as JSON")
     p.set_defaults(func=config_get)
     for name, func, text in (
-        ("set", config_set, "set a key (VALUE is parsed as JSON when it is valid JSON, else taken as a string)"),
+        ("set", config_set, "set a key (VALUE is parsed as JSON when it is valid JSON, else taken as a string; "
+         "model must be one the registry knows)"),
         ("unset", config_unset, "remove a key from the file"),
     ):
         p = sub.add_parser(name, help=text, description=text)
@@ -68,24 +72,36 @@ def config_list(args: argparse.Namespace) -> int:
                 "description": key.description,
             }
         )
+    _warn(cfg)
     if args.json:
-        print_json({"keys": rows, "warnings": cfg.warnings})
+        print_json({"keys": rows, "files": cfg.files, "warnings": cfg.warnings})
         return 0
+    for path, state in cfg.files.items():
+        print(f"# {path} ({_FILE_STATES[state]})")
     for r in rows:
         value = json.dumps(r["value"], ensure_ascii=False)
         src = "" if r["source"] == "default" else f"   ({r['source']})"
         print(f"{r['key']} = {value}{src}")
         print(f"    {r['description']} Default: {json.dumps(r['default'])}. Type: {r['type']}.")
-    for w in cfg.warnings:
-        print(f"warning: {w}")
     return 0
+
+
+_FILE_STATES = {"read": "read", "missing": "not there", "ignored": "ignored: see the warning"}
+
+
+def _warn(cfg: Any) -> None:
+    """Configuration problems go to stderr, as the agent reports them (values fell back)."""
+    for w in cfg.warnings:
+        print(f"ama: warning: {w}", file=sys.stderr)
 
 
 def config_get(args: argparse.Namespace) -> int:
     from ama.config.loader import load_config
 
     _key(args.key)
-    value = load_config(os.getcwd()).get(args.key)
+    cfg = load_config(os.getcwd())
+    _warn(cfg)
+    value = cfg.get(args.key)
     if args.json or not isinstance(value, str):
         print(json.dumps(value, ensure_ascii=False))
     else:
@@ -165,10 +181,20 @@ def config_set(args: argparse.Namespace) -> int:
         raise InvalidArguments(f"a project may not set {args.key} to {value!r}")
     path = _target(args)
     data = _load(path)
+    if args.key == "model" and isinstance(value, str):
+        _check_model(value)
     _nested_set(data, args.key, value)
     _save(path, data)
     print(f"{args.key} = {json.dumps(value, ensure_ascii=False)}  ({path})")
     return 0
+
+
+def _check_model(ref: str) -> None:
+    """Refuse a model the registry does not know (the same did-you-mean as ``--model``)."""
+    from ama.ai.registry import ModelRegistry
+    from ama.config.loader import load_config
+
+    ModelRegistry.load(load_config(os.getcwd())).get(ref)
 
 
 def config_unset(args: argparse.Namespace) -> int:

@@ -21,7 +21,8 @@ from ama.index.helpfmt import Formatter
 def build_parser(prog: str) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=prog,
-        description="Check ama's setup and report problems, section by section.",
+        description="Check ama's setup and report problems, section by section. "
+        "Exits 1 when any section reports a problem ([PROBLEM]), else 0.",
         epilog="Sections: " + ", ".join(SECTION_NAMES) + ".",
         formatter_class=Formatter,
     )
@@ -153,12 +154,13 @@ def doctor(args: argparse.Namespace) -> int:
     if args.reindex:
         args.reindexed = reindex(os.path.abspath(sessions_dir(args)))
     results = {name: fn(args) for name, fn in _checks()}
+    ok = all(r.get("ok", True) for r in results.values())
     if args.json:
-        print_json({"sections": results, "ok": all(r.get("ok", True) for r in results.values())})
-        return 0
+        print_json({"sections": results, "ok": ok})
+        return 0 if ok else 1
     for r in results.values():
         mark = "ok" if r.get("ok", True) else "PROBLEM"
         print(f"{r['title']} [{mark}]")
         for line in r["lines"]:
             print(f"  {line}")
-    return 0
+    return 0 if ok else 1

@@ -157,19 +157,15 @@ class UiBroker:
                     return Answer("deny", text)
 
 
-HELP = """Commands:
-  /help               this help
-  /model [PROVIDER/ID]  show or switch the model (no argument: list models)
-  /thinking [LEVEL]   show or set the thinking level (off minimal low medium high xhigh)
-  /resume [ID]        switch to another session (no argument: list this directory's sessions)
-  /tree [ENTRY]       show the session tree; with an entry id, move there
-  /rewind [N [MODE]]  go back to before user message N (both | conversation | code)
-  /name NAME          name this session
-  /session            show this session's file, counts and usage
-  /clear              start a new session
-  /quit               exit (also Ctrl-D, or Ctrl-C twice)
-Esc or Ctrl-C interrupts a running reply; Esc Esc when idle opens /rewind (or clears the input).
-Alt-Enter inserts a newline."""
+def help_text() -> str:
+    from ama.agent.commands import help_lines
+
+    return "\n".join([
+        "Commands:",
+        *help_lines(),
+        "Esc or Ctrl-C interrupts a running reply; Esc Esc when idle opens /rewind (or clears the input).",
+        "Alt-Enter inserts a newline.",
+    ])
 
 
 class Interactive:
@@ -194,7 +190,7 @@ class Interactive:
 
     def _build(self, session: str) -> None:
         from ama.agent.compose import build_agent
-        from ama.cli.agent import agent_options
+        from ama.agent.options import agent_options
 
         opts = agent_options(self.args, broker=UiBroker(self.ui, self.renderer))
         opts.session = session

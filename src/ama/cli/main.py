@@ -24,11 +24,40 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-def _agent_parser() -> argparse.ArgumentParser:
+def _json_error(error: dict, code: int) -> None:
+    """The one JSON object ``-p --output-format json|stream-json`` prints (on stdout) when the
+    run could not start, so a consumer always reads a JSON reply."""
+    import json
+
+    sys.stdout.write(json.dumps({"type": "error", "error": error, "exitCode": code}, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def _wants_json(argv: Sequence[str]) -> bool:
+    for i, a in enumerate(argv):
+        if a in ("--output-format=json", "--output-format=stream-json"):
+            return True
+        if a == "--output-format" and i + 1 < len(argv) and argv[i + 1] in ("json", "stream-json"):
+            return True
+    return False
+
+
+class _AgentParser(argparse.ArgumentParser):
+    """Bad options exit 2 as usual; with a JSON output format they also print the JSON error."""
+
+    json_errors = False
+
+    def error(self, message: str):  # type: ignore[override]
+        if self.json_errors:
+            _json_error({"code": "invalid_arguments", "message": message}, 2)
+        super().error(message)
+
+
+def _agent_parser() -> _AgentParser:
     from ama import __version__
 
     lines = [f"  {name:<10} {summary}" for name, (_, summary) in COMMANDS.items()]
-    parser = argparse.ArgumentParser(
+    parser = _AgentParser(
         prog="ama",
         usage="ama [options] [PROMPT ...]\n       ama <command> ...",
         description="ama: a terminal coding agent with durable, searchable, rewindable sessions. "
@@ -64,6 +93,12 @@ def _agent_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--from", dest="from_", metavar="ID[#N]", help="reuse user message #N (default: the last) of a session as the prompt"
     )
+    parser.add_argument(
+        "--image",
+        action="append",
+        metavar="FILE",
+        help="-p: attach an image (PNG, JPEG, GIF or WebP, at most 5 MiB) to the prompt; repeatable",
+    )
     parser.add_argument("--mode", choices=("interactive", "rpc", "acp"), default="interactive", help="interface mode")
     parser.add_argument("--line", action="store_true", help="interactive mode for plain terminals (no full-screen input)")
     return parser
@@ -76,7 +111,10 @@ def run(func: Callable[[argparse.Namespace], int | None], args: argparse.Namespa
     try:
         return int(func(args) or 0)
     except AmaError as err:
-        if getattr(args, "json", False):
+        if getattr(args, "output_format", "text") != "text":
+            _json_error(err.to_json(), exit_code(err))
+            print(f"ama: error: {err.message}", file=sys.stderr)
+        elif getattr(args, "json", False):
             import json
 
             print(json.dumps({"error": err.to_json()}, ensure_ascii=False), file=sys.stderr)
@@ -107,6 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         return run(args.func, args)
     parser = _agent_parser()
+    parser.json_errors = _wants_json(argv)
     args = parser.parse_args(argv)
     from ama.cli.agent import agent_main
 

@@ -10,8 +10,8 @@ import sys
 
 from ama.cli.util import local_time, sessions_dir
 from ama.errors import InvalidArguments
-
-ROLES = {"user": 0, "assistant": 1, "tool": 2}
+from ama.index.hits import find_hits, since_ms
+from ama.index.hits import parse_roles as _roles
 
 DESCRIPTION = """\
 Search user text, assistant text, tool calls (as `name args-json`) and tool results of the
@@ -49,41 +49,6 @@ def add_parser(sub: argparse._SubParsersAction, add_session_dir) -> None:
     p.set_defaults(func=sessions_search)
 
 
-def _roles(text: str | None) -> set[int] | None:
-    if not text:
-        return None
-    out = set()
-    for r in text.split(","):
-        r = r.strip().lower()
-        if r not in ROLES:
-            raise InvalidArguments(f"--role: unknown role {r!r} (use user, assistant, tool)")
-        out.add(ROLES[r])
-    return out
-
-
-def _since_ms(text: str | None) -> int | None:
-    if not text:
-        return None
-    import time
-
-    from ama.index.timeutil import parse_day
-
-    d = parse_day(text, option="--since")
-    return int(time.mktime(d.timetuple())) * 1000
-
-
-def find_hits(root: str, q, *, no_cache: bool) -> list:
-    from ama.index import search as S
-
-    if not no_cache:
-        from ama.index.access import with_index
-
-        res = with_index(root, lambda db, info: S.from_index(db, info.root_id, q))
-        if res is not None and res[0] is not None:
-            return res[0]
-    return S.scan(root, q)
-
-
 def sessions_search(args: argparse.Namespace) -> int:
     from ama.index.pattern import Pattern
     from ama.index.search import SearchQuery
@@ -94,7 +59,7 @@ def sessions_search(args: argparse.Namespace) -> int:
         Pattern(args.pattern),
         project=None if args.all else os.getcwd(),
         roles=_roles(args.role),
-        since_ms=_since_ms(args.since),
+        since_ms=since_ms(args.since),
         limit=args.limit,
     )
     root = os.path.abspath(sessions_dir(args))

@@ -22,9 +22,9 @@ async def run(app: Any, line: str) -> None:
 
 
 async def cmd_help(app: Any, arg: str) -> None:
-    from ama.cli.interactive import HELP
+    from ama.cli.interactive import help_text
 
-    app.renderer.line(HELP)
+    app.renderer.line(help_text())
 
 
 async def cmd_quit(app: Any, arg: str) -> None:
@@ -128,21 +128,6 @@ async def cmd_tree(app: Any, arg: str) -> None:
     walk(None, 0)
 
 
-DESCRIPTIONS = {
-    "help": "list the commands",
-    "quit": "exit",
-    "exit": "exit",
-    "model": "show, list or switch the model",
-    "thinking": "show or set the thinking level",
-    "resume": "switch to another session",
-    "clear": "start a new session",
-    "new": "start a new session",
-    "name": "name this session",
-    "session": "show this session's file, counts and usage",
-    "tree": "show the session tree, or move to an entry",
-    "rewind": "go back to before a user message (conversation and/or files)",
-}
-
 async def cmd_rewind(app: Any, arg: str) -> None:
     """``/rewind`` lists the points; ``/rewind N [both|conversation|code]`` goes back to
     before user message N (default: both when it has a checkpoint, else conversation)."""
@@ -193,6 +178,7 @@ async def cmd_rewind(app: Any, arg: str) -> None:
         r.line(f"back to before message {parts[0]}; its text is in the input")
 
 
+#: the handler of every name in the catalog (``ama.agent.commands``), aliases included
 COMMANDS = {
     "help": cmd_help,
     "quit": cmd_quit,

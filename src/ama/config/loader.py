@@ -35,6 +35,8 @@ class Config:
     values: dict[str, Any] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    #: each config file looked at -> "read", "missing" or "ignored" (unreadable or not an object)
+    files: dict[str, str] = field(default_factory=dict)
 
     def get(self, key: str, default: Any = None) -> Any:
         if key in self.values:
@@ -89,10 +91,17 @@ def read_file(path: Path, warnings: list[str]) -> dict[str, Any]:
     return flatten(data)
 
 
+def _read_noted(path: Path, cfg: Config) -> dict[str, Any]:
+    before = len(cfg.warnings)
+    data = read_file(path, cfg.warnings)
+    cfg.files[str(path)] = "ignored" if len(cfg.warnings) > before else ("read" if path.exists() else "missing")
+    return data
+
+
 def load_config(cwd: str | os.PathLike[str] | None = None, *, user_path: Path | None = None) -> Config:
     cfg = Config()
     user_path = user_path or paths.user_config_path()
-    user = read_file(user_path, cfg.warnings)
+    user = _read_noted(user_path, cfg)
     for name, value in user.items():
         key = KEYS.get(name)
         if key is None:
@@ -106,7 +115,7 @@ def load_config(cwd: str | os.PathLike[str] | None = None, *, user_path: Path | 
         cfg.sources[name] = str(user_path)
     if cwd is not None:
         project_path = Path(cwd) / PROJECT_FILE
-        project = read_file(project_path, cfg.warnings)
+        project = _read_noted(project_path, cfg)
         for name, value in project.items():
             key = KEYS.get(name)
             if key is None:

@@ -99,7 +99,7 @@ class AcpAgent:
 
     def _open(self, cwd: str, session: str, acp_id: str | None = None) -> Any:
         from ama.agent.compose import build_agent
-        from ama.cli.agent import agent_options
+        from ama.agent.options import agent_options
         from ama.rpc.acp_session import AcpBroker, AcpSession
 
         if not os.path.isabs(cwd):

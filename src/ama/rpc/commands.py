@@ -95,12 +95,13 @@ async def cmd_prompt(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
             raise Busy("a run is in progress: send streamingBehavior 'steer' or 'followUp', or abort first")
         agent.start(p["message"], _images(p.get("images")), behavior=behavior)
         return {"queued": behavior}
-    # answer as soon as the run has begun, in order with its events (after turn_start)
-    rid = srv.current_id
+    # answer as soon as the run has begun, in order with its events (after turn_start),
+    # naming the command that was sent (steer and follow_up start a run when idle)
+    rid, name = srv.current_id, srv.current_command
     begun: asyncio.Future = asyncio.get_running_loop().create_future()
 
     def on_started() -> None:
-        srv.respond("prompt", rid, {})
+        srv.respond(name, rid, {})
         begun.set_result(None)
 
     task = agent.start(p["message"], _images(p.get("images")), behavior=behavior, started=on_started)
@@ -328,9 +329,9 @@ async def cmd_set_active_tools(srv: RpcServer, p: dict[str, Any]) -> dict[str, A
 
 @command("get_commands")
 async def cmd_get_commands(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
-    from ama.cli.slash import COMMANDS, DESCRIPTIONS
+    from ama.agent.commands import COMMANDS
 
-    return {"commands": [{"name": n, "description": DESCRIPTIONS.get(n, ""), "source": "builtin"} for n in COMMANDS]}
+    return {"commands": [{"name": n, "description": c.description, "source": "builtin"} for c in COMMANDS for n in c.names]}
 
 
 @command("get_skills")
@@ -406,7 +407,7 @@ async def cmd_export(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
 @command("search", query=("str", True), all=("bool", False), role=("str", False), since=("str", False), limit=("int", False))
 async def cmd_search(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
     """Full-text search of sessions, as ``ama sessions search --json``."""
-    from ama.cli.search import _roles, _since_ms, find_hits
+    from ama.index.hits import find_hits, parse_roles, since_ms
     from ama.index.pattern import Pattern
     from ama.index.search import SearchQuery
 
@@ -416,8 +417,8 @@ async def cmd_search(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
     q = SearchQuery(
         Pattern(p["query"]),
         project=None if p.get("all") else srv.agent.cwd,
-        roles=_roles(p.get("role")),
-        since_ms=_since_ms(p.get("since")),
+        roles=parse_roles(p.get("role")),
+        since_ms=since_ms(p.get("since")),
         limit=limit,
     )
     loop = asyncio.get_running_loop()

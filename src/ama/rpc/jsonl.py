@@ -3,26 +3,273 @@
 Input lines are split on ``\\n`` only (a ``\\r`` before it is dropped); a line longer than
 ``MAX_LINE_BYTES`` is not buffered whole: it is skipped up to its newline and reported as
 a ``TooLarge`` so the stream goes on.  Output is one compact JSON object per line.
+
+stdin may be a pipe, a socket, a terminal, a regular file or ``/dev/null``
+(:func:`open_reader`); each is read to its end the same way.
+
+A line that does not parse still gets its request id when one can be seen: :class:`IdScanner`
+follows the JSON structure of the raw bytes (strings, nesting; no decoding, constant memory)
+and picks the values of the top-level ``"id"`` and ``"type"`` members, also when it comes after the first
+4 MiB of a too-large line.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
+import stat
 from collections.abc import AsyncIterator
 from typing import Any
 
 MAX_LINE_BYTES = 4 * 1024 * 1024
+#: an id longer than this (in bytes, as written) is not recovered from a broken line
+MAX_ID_BYTES = 200
+_CHUNK = 64 * 1024
 
 
 class TooLarge:
-    """Yielded for a line over the limit; ``head`` is its first bytes (for the request id)."""
+    """Yielded for a line over the limit; ``id`` and ``command`` (its ``type``) are what the
+    scan of the line found (None when nothing could be found)."""
 
-    def __init__(self, head: bytes) -> None:
-        self.head = head
+    def __init__(self, rid: Any, command: str | None = None) -> None:
+        self.id = rid
+        self.command = command
 
-_ID = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,18})')
+
+# --- request ids of lines that do not parse ------------------------------------------------
+
+_NEXT = re.compile(rb'["{}\[\]:,]')
+_STRING_END = re.compile(rb'[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_SPACE = re.compile(rb"[ \t\r\n]*")
+_NUMBER = re.compile(rb"-?[0-9]*")
+
+
+class IdScanner:
+    """Find the top-level ``"id"`` and ``"type"`` of a JSON object line fed in chunks, without
+    decoding it.
+
+    Feed the line's bytes in order, then ``feed(b"")`` at its end.  ``result`` is the id (a str
+    of at most ``MAX_ID_BYTES`` bytes of valid UTF-8, or an integer of at most 18 digits) and
+    ``command`` the ``type`` (such a str), else None.  The scan stops (``done``) once both
+    were seen, at the end of the top-level object, or at a structural error.
+    """
+
+    _WANTED = (b"id", b"type")
+
+    def __init__(self) -> None:
+        self.found: dict[bytes, Any] = {}
+        self.done = False
+        self._started = False
+        self._depth = 0
+        self._in_string = False
+        self._string = bytearray()  # the current depth-1 string, while it is short
+        self._string_long = False
+        self._expect_key = False  # depth 1, after '{' or ','
+        self._key: bytes | None = None  # the depth-1 key whose value comes next
+        self._want: bytes | None = None  # a wanted key whose value comes next
+        self._carry = b""
+
+    @property
+    def result(self) -> Any:
+        return self.found.get(b"id")
+
+    @property
+    def command(self) -> str | None:
+        return self.found.get(b"type")
+
+    def _got(self, key: bytes, value: Any) -> None:
+        self._want = None
+        self.found.setdefault(key, value)
+        if all(k in self.found for k in self._WANTED):
+            self.done = True
+
+    def feed(self, chunk: bytes) -> None:
+        if self.done:
+            return
+        end = not chunk
+        data = self._carry + chunk
+        self._carry = b""
+        pos, n = 0, len(data)
+        while pos < n and not self.done:
+            if self._in_string:
+                m = _STRING_END.match(data, pos)
+                if m is None:  # the string goes on in the next chunk
+                    rest = data[pos:]
+                    if (len(rest) - len(rest.rstrip(b"\\"))) % 2:  # keep a split escape whole
+                        rest, self._carry = rest[:-1], rest[-1:]
+                    self._keep(rest)
+                    return
+                self._keep(data[pos : m.end() - 1])
+                pos = m.end()
+                self._in_string = False
+                self._string_done()
+                continue
+            if self._want is not None:
+                pos = _SPACE.match(data, pos).end()  # type: ignore[union-attr]
+                if pos == n:
+                    return
+                if data[pos : pos + 1] != b'"':
+                    num = _NUMBER.match(data, pos).group()  # type: ignore[union-attr]
+                    if num and pos + len(num) == n and not end:  # the number may go on
+                        self._carry = num
+                        return
+                    digits = num.lstrip(b"-")
+                    after = data[pos + len(num) : pos + len(num) + 1]
+                    ok = self._want == b"id" and digits and len(digits) <= 18 and after in b" \t\r\n,}"
+                    self._got(self._want, int(num) if ok else None)
+                    pos += len(num)
+                    continue  # an object or array value is walked as usual
+            m = _NEXT.search(data, pos)
+            if m is None:
+                return
+            c = m.group()
+            if not self._started:
+                if c != b"{" or data[pos : m.start()].strip():
+                    self.done = True  # not an object
+                    return
+                self._started = True
+            pos = m.end()
+            if c == b'"':
+                self._in_string = True
+                self._string = bytearray()
+                self._string_long = False
+            elif c in b"{[":
+                self._depth += 1
+                self._expect_key = self._depth == 1
+            elif c in b"}]":
+                self._depth -= 1
+                if self._depth <= 0:
+                    self.done = True
+                    return
+            elif self._depth == 1 and c == b",":
+                self._expect_key = True
+                self._key = None
+            elif self._depth == 1 and c == b":":
+                if self._key in self._WANTED and self._key not in self.found:
+                    self._want = self._key
+                self._key = None
+
+    def _keep(self, part: bytes) -> None:
+        if self._depth != 1 or self._string_long:
+            return
+        if len(self._string) + len(part) > MAX_ID_BYTES * 6:  # \\uXXXX escapes take 6 bytes
+            self._string_long = True
+            self._string = bytearray()
+        else:
+            self._string += part
+
+    def _string_done(self) -> None:
+        if self._depth != 1:
+            return
+        text = None if self._string_long else bytes(self._string)
+        if self._expect_key:
+            self._key = text
+            self._expect_key = False
+            return
+        if self._want is not None:
+            try:
+                value = json.loads(b'"' + text + b'"') if text is not None else None
+            except ValueError:  # invalid UTF-8 or a bad escape inside the value itself
+                value = None
+            ok = isinstance(value, str) and len(value.encode()) <= MAX_ID_BYTES
+            self._got(self._want, value if ok else None)
+
+
+def scan_line(raw: bytes) -> IdScanner:
+    """The scan of a whole line that did not parse."""
+    scan = IdScanner()
+    scan.feed(raw)
+    scan.feed(b"")
+    return scan
+
+
+def sniff_id(raw: bytes) -> Any:
+    """The request id of a line that did not parse, if its bytes show one."""
+    return scan_line(raw).result
+
+
+# --- reading stdin ------------------------------------------------------------------------
+
+
+class _FileTransport(asyncio.ReadTransport):
+    """Reads a regular file or a character device (``/dev/null``) into a protocol.
+
+    Such files cannot be watched by the event loop (epoll refuses them) and never block for
+    long, so they are read in the loop, one chunk per iteration, honouring the reader's
+    back-pressure (``pause_reading``).
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, fd: int, protocol: asyncio.Protocol) -> None:
+        super().__init__()
+        self._loop = loop
+        self._fd = fd
+        self._protocol = protocol
+        self._paused = False
+        self._closed = False
+        self._scheduled = False
+        protocol.connection_made(self)
+        self._schedule()
+
+    def _schedule(self) -> None:
+        if not self._scheduled and not self._paused and not self._closed:
+            self._scheduled = True
+            self._loop.call_soon(self._pump)
+
+    def _pump(self) -> None:
+        self._scheduled = False
+        if self._paused or self._closed:
+            return
+        try:
+            data = os.read(self._fd, _CHUNK)
+        except OSError as exc:
+            self._closed = True
+            self._protocol.connection_lost(exc)
+            return
+        if not data:
+            self._closed = True
+            self._protocol.eof_received()
+            self._protocol.connection_lost(None)
+            return
+        self._protocol.data_received(data)
+        self._schedule()
+
+    def pause_reading(self) -> None:
+        self._paused = True
+
+    def resume_reading(self) -> None:
+        self._paused = False
+        self._schedule()
+
+    def is_reading(self) -> bool:
+        return not self._paused and not self._closed
+
+    def close(self) -> None:
+        self._closed = True
+
+    def is_closing(self) -> bool:
+        return self._closed
+
+
+async def open_reader(fd: int | None, limit: int = MAX_LINE_BYTES) -> asyncio.StreamReader:
+    """A StreamReader over ``fd`` whatever it is: pipe, socket, terminal, file, /dev/null;
+    None (stdin closed, ``<&-``) reads as an empty input."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=limit + 1)
+    protocol = asyncio.StreamReaderProtocol(reader)
+    try:
+        if fd is None:
+            raise OSError("no stdin")
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        reader.feed_eof()
+        return reader
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd):
+        await loop.connect_read_pipe(lambda: protocol, os.fdopen(fd, "rb", buffering=0, closefd=False))
+    else:
+        _FileTransport(loop, fd, protocol)
+    return reader
 
 
 async def read_lines(reader: asyncio.StreamReader, limit: int = MAX_LINE_BYTES) -> AsyncIterator[Any]:
@@ -35,32 +282,27 @@ async def read_lines(reader: asyncio.StreamReader, limit: int = MAX_LINE_BYTES) 
                 yield e.partial.rstrip(b"\r")
             return
         except asyncio.LimitOverrunError as e:
-            head = (await reader.readexactly(e.consumed))[:4096]
-            while True:  # discard the rest of the line
+            scan = IdScanner()
+            scan.feed(await reader.readexactly(e.consumed))
+            while True:  # discard the rest of the line, scanning it for the id
                 try:
-                    await reader.readuntil(b"\n")
+                    scan.feed(await reader.readuntil(b"\n"))
                     break
                 except asyncio.LimitOverrunError as e2:
-                    await reader.readexactly(e2.consumed)
-                except asyncio.IncompleteReadError:
+                    scan.feed(await reader.readexactly(e2.consumed))
+                except asyncio.IncompleteReadError as e3:
+                    scan.feed(e3.partial)
+                    scan.feed(b"")
+                    yield TooLarge(scan.result, scan.command)
                     return
-            yield TooLarge(head)
+            scan.feed(b"")
+            yield TooLarge(scan.result, scan.command)
             continue
         if len(line) > limit + 1:
-            yield TooLarge(line[:4096])
+            scan = scan_line(line)
+            yield TooLarge(scan.result, scan.command)
             continue
         yield line[:-1].rstrip(b"\r")
-
-
-def sniff_id(raw: bytes) -> Any:
-    """The request id of a line that did not parse, if its text shows one."""
-    m = _ID.search(raw)
-    if not m:
-        return None
-    try:
-        return json.loads(m.group(1))
-    except ValueError:
-        return None
 
 
 def dumps(obj: Any) -> bytes:

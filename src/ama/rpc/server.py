@@ -20,7 +20,7 @@ from typing import Any
 from ama.errors import AmaError
 from ama.rpc import commands as cmds
 from ama.rpc.broker import RpcBroker
-from ama.rpc.jsonl import MAX_LINE_BYTES, TooLarge, dumps, read_lines, sniff_id
+from ama.rpc.jsonl import MAX_LINE_BYTES, TooLarge, dumps, open_reader, read_lines, scan_line
 
 PROTOCOL_VERSION = 1
 CAPABILITIES = ["approvals", "images", "hooks"]
@@ -35,6 +35,7 @@ class RpcServer:
         self._unsubscribe: Any = None
         self._runs: set[asyncio.Task] = set()
         self.current_id: Any = None
+        self.current_command: str | None = None
         from ama.config.paths import sessions_dir
 
         self.sessions_dir = str(sessions_dir(args.session_dir))
@@ -67,7 +68,7 @@ class RpcServer:
 
     async def switch(self, session: str, *, reason: str) -> None:
         from ama.agent.compose import build_agent
-        from ama.cli.agent import agent_options
+        from ama.agent.options import agent_options
 
         opts = agent_options(self.args, broker=self.broker)
         # --no-session: a new session (new_session, a fork without a file) stays in memory
@@ -101,14 +102,14 @@ class RpcServer:
 
     async def handle(self, raw: Any) -> None:
         if isinstance(raw, TooLarge):
-            rid = sniff_id(raw.head)
             err = AmaError("too_large", f"line longer than {MAX_LINE_BYTES} bytes; it was skipped")
-            self.respond(None, rid, error=err)
+            self.respond(raw.command, raw.id, error=err)
             return
         try:
             msg = json.loads(raw)
         except (ValueError, UnicodeDecodeError) as e:
-            self.respond(None, sniff_id(raw), error=AmaError("parse_error", f"not valid JSON: {e}"))
+            scan = scan_line(raw)
+            self.respond(scan.command, scan.result, error=AmaError("parse_error", f"not valid JSON: {e}"))
             return
         if not isinstance(msg, dict):
             kind = type(msg).__name__
@@ -122,7 +123,7 @@ class RpcServer:
         if name not in cmds.HANDLERS:
             self.respond(name, rid, error=AmaError("unknown_command", f"unknown command {name!r}"))
             return
-        self.current_id = rid
+        self.current_id, self.current_command = rid, name
         try:
             params = cmds.check_params(name, msg)
             data = await cmds.HANDLERS[name](self, params)
@@ -138,9 +139,7 @@ class RpcServer:
     async def serve(self) -> int:
         from ama import __version__
 
-        loop = asyncio.get_running_loop()
-        reader = asyncio.StreamReader(limit=MAX_LINE_BYTES + 1)
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+        reader = await open_reader(sys.stdin.fileno() if sys.stdin is not None else None)
         self.write(
             {
                 "type": "hello",
@@ -166,9 +165,9 @@ class RpcServer:
         return 0
 
     def _initial_session(self) -> str:
-        from ama.cli.agent import _session_choice
+        from ama.agent.options import session_choice
 
-        choice = _session_choice(self.args)
+        choice = session_choice(self.args)
         if choice == "":
             raise AmaError("invalid_arguments", "--resume needs a session id in RPC mode")
         return choice

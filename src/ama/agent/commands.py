@@ -1,0 +1,50 @@
+"""The one catalog of slash commands: the interactive UI runs them (``cli/slash.py`` maps
+each name to its handler), ``/help`` prints them, and RPC ``get_commands`` lists them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class CommandSpec:
+    name: str
+    #: the arguments as ``/help`` shows them ("" for none)
+    args: str
+    description: str
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (self.name, *self.aliases)
+
+
+COMMANDS: tuple[CommandSpec, ...] = (
+    CommandSpec("help", "", "this help"),
+    CommandSpec("model", "[PROVIDER/ID]", "show or switch the model (no argument: list models)"),
+    CommandSpec("thinking", "[LEVEL]", "show or set the thinking level (off minimal low medium high xhigh)"),
+    CommandSpec("resume", "[ID]", "switch to another session (no argument: list this directory's sessions)"),
+    CommandSpec("tree", "[ENTRY]", "show the session tree; with an entry id, move there"),
+    CommandSpec("rewind", "[N [MODE]]", "go back to before user message N (both | conversation | code)"),
+    CommandSpec("name", "NAME", "name this session"),
+    CommandSpec("session", "", "show this session's file, counts and usage"),
+    CommandSpec("clear", "", "start a new session", aliases=("new",)),
+    CommandSpec("quit", "", "exit (also Ctrl-D, or Ctrl-C twice)", aliases=("exit",)),
+)
+
+
+def all_names() -> list[str]:
+    """Every name a user may type, aliases included, in catalog order."""
+    return [n for c in COMMANDS for n in c.names]
+
+
+def find(name: str) -> CommandSpec | None:
+    return next((c for c in COMMANDS if name in c.names), None)
+
+
+def help_lines() -> list[str]:
+    out = []
+    for c in COMMANDS:
+        usage = f"/{c.name}" + (f" {c.args}" if c.args else "")
+        out.append(f"  {usage:<19} {c.description}")
+    return out

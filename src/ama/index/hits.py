@@ -1,0 +1,48 @@
+"""Search from an interface's arguments: role names, ``--since`` dates, and hits from the
+index with the scan as the fallback.  ``ama sessions search`` and RPC ``search`` share it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ama.errors import InvalidArguments
+
+ROLES = {"user": 0, "assistant": 1, "tool": 2}
+
+
+def parse_roles(text: str | None) -> set[int] | None:
+    """``user,tool`` -> the role numbers of search hits; None (every role) when empty."""
+    if not text:
+        return None
+    out = set()
+    for r in text.split(","):
+        r = r.strip().lower()
+        if r not in ROLES:
+            raise InvalidArguments(f"--role: unknown role {r!r} (use user, assistant, tool)")
+        out.add(ROLES[r])
+    return out
+
+
+def since_ms(text: str | None) -> int | None:
+    """``today``, ``7d``, ``2024-05-01``, ... -> local midnight of that day in epoch ms."""
+    if not text:
+        return None
+    import time
+
+    from ama.index.timeutil import parse_day
+
+    d = parse_day(text, option="--since")
+    return int(time.mktime(d.timetuple())) * 1000
+
+
+def find_hits(root: str, q: Any, *, no_cache: bool) -> list:
+    """The hits of ``q`` (a ``SearchQuery``) in the sessions under ``root``."""
+    from ama.index import search as S
+
+    if not no_cache:
+        from ama.index.access import with_index
+
+        res = with_index(root, lambda db, info: S.from_index(db, info.root_id, q))
+        if res is not None and res[0] is not None:
+            return res[0]
+    return S.scan(root, q)
