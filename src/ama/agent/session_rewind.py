@@ -154,6 +154,7 @@ async def rewind(
     changed = (code.restored + code.deleted) if code is not None else []
     if mode != "code":
         recompute_read_files(agent, changed + differing)
+    agent.pending_notes.clear()  # a note of an earlier rewind is no longer true after this one
     if mode == "conversation" and differing:
         agent.pending_notes.append(
             _note(agent, "The conversation was rewound to an earlier point, but these files kept the later changes:", differing)
