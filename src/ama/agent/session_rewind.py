@@ -3,7 +3,7 @@ rewind notes, the two summaries.
 
 * Rewind points are the user messages on the active path that opened a new turn (steering,
   follow-up and hook-continuation messages belong to their turn), oldest first.
-* Conversation rewind moves the leaf to the point's parent with a ``leaf`` line (the
+* Conversation rewind moves the leaf to the point's parent with an ``ama.leaf`` entry (the
   abandoned branch stays in the file); the next request is byte-identical to the earlier
   request up to that point.  Model, thinking level and permission mode stay as they are.
 * Code rewind restores tracked files through ``ama.checkpoints`` (conflicts skipped unless

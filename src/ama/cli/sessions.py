@@ -183,7 +183,7 @@ def sessions_show(args: argparse.Namespace) -> int:
     users = user_messages(data.entries, branch_ids)
     counts = count(data.entries)
     lineage = lineage_of(root, data)
-    leaves = sum(1 for e in data.entries if not tree.children(e.id))
+    leaves = len(tree.tips())
     h = data.header
     info = {
         "id": data.id,

@@ -1,7 +1,9 @@
 """The session file's line shapes, declared once and used by reader and writer.
 
 A session file is JSON lines: the first line is a :class:`SessionHeader`, every other line
-is an entry (``type`` first, then ``id``, ``parentId``, ``timestamp``) or a ``leaf`` line.
+is an entry (``type`` first, then ``id``, ``parentId``, ``timestamp``).  A leaf move is a
+``custom`` entry of type ``ama.leaf`` whose ``parentId`` is the new leaf (older files have
+bare ``leaf`` lines instead, still read).
 See docs/session-format.md for the normative description.
 """
 
@@ -29,7 +31,8 @@ class SessionHeader(msgspec.Struct, tag_field="type", tag="session", **_opts):
 
 
 class LeafLine(msgspec.Struct, tag_field="type", tag="leaf", **_opts):
-    """Moves the current leaf (``navigate``); not an entry, has no id."""
+    """Moved the current leaf in files written before the ``ama.leaf`` entry; not an entry,
+    has no id.  Read, never written (pi reads such a line as a root of its own)."""
 
     target_id: str | None
     timestamp: str = ""
@@ -91,6 +94,16 @@ class ThinkingLevelChangeEntry(Entry, tag_field="type", tag="thinking_level_chan
 class CustomEntry(Entry, tag_field="type", tag="custom", kw_only=True):
     custom_type: str = ""
     data: Any = None
+
+
+#: ``customType`` of the entry that records a leaf move (navigate, rewind): its ``parentId``
+#: is the new leaf (null: before the first entry), so a reader that takes the last entry of
+#: the file as the leaf and walks ``parentId`` up (pi) lands on the same branch.
+LEAF_MARK = "ama.leaf"
+
+
+def is_leaf_mark(e: object) -> bool:
+    return isinstance(e, CustomEntry) and e.custom_type == LEAF_MARK
 
 
 class CustomMessageEntry(Entry, tag_field="type", tag="custom_message", kw_only=True):

@@ -6,7 +6,8 @@
     s = Session.in_memory(cwd)                 # --no-session
 
 Appends give each entry an 8-hex id, the current leaf as ``parentId`` and a timestamp, write
-it as one line, and make it the leaf.  ``navigate`` moves the leaf with a ``leaf`` line.
+it as one line, and make it the leaf.  ``navigate`` moves the leaf with an ``ama.leaf``
+custom entry whose ``parentId`` is the new leaf.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from ama.errors import AmaError, NotFound
 from ama.messages import UNSET, StoredMessage, Usage, UserContent
 from ama.session.entries import (
     CURRENT_VERSION,
+    LEAF_MARK,
     AnyEntry,
     BranchSummaryEntry,
     CompactionEntry,
@@ -27,7 +29,6 @@ from ama.session.entries import (
     CustomEntry,
     CustomMessageEntry,
     LabelEntry,
-    LeafLine,
     MessageEntry,
     ModelChangeEntry,
     SessionHeader,
@@ -259,13 +260,14 @@ class Session:
 
     def navigate(self, entry_id: str | None) -> None:
         """Move the current leaf to ``entry_id`` (None: before the first entry).  The
-        abandoned branch stays in the file; the next append becomes its sibling."""
+        abandoned branch stays in the file; the next append becomes its sibling.  Recorded
+        as an ``ama.leaf`` custom entry under ``entry_id`` (pi reads the last entry of a file
+        as its leaf and keeps ``custom`` entries out of the context)."""
         if entry_id is not None:
             self._require(entry_id)
         if entry_id == self.tree.leaf_id:
             return
-        self._write(encode_line(LeafLine(target_id=entry_id, timestamp=now_iso())))
-        self.tree.set_leaf(entry_id)
+        self.append(CustomEntry(new_entry_id(self.tree.by_id), entry_id, now_iso(), custom_type=LEAF_MARK))
 
     def _require(self, entry_id: str) -> None:
         if entry_id not in self.tree.by_id:
