@@ -193,6 +193,7 @@ def sessions_show(args: argparse.Namespace) -> int:
         "created": h.timestamp if h else None,
         "name": tree.name,
         "parentSession": lineage["parent"],
+        "lineage": {k: lineage[k] for k in ("parentId", "parentPath", "rootId", "relationType")},
         "forks": lineage["children"],
         "archived": lineage["archived"],
         "archivedOwn": lineage["archivedOwn"],
@@ -218,7 +219,8 @@ def sessions_show(args: argparse.Namespace) -> int:
     if tree.name:
         rows.append(("Name", tree.name))
     if lineage["parent"]:
-        rows.append(("Parent", lineage["parent"]))
+        found = lineage["parentId"] or f"{lineage['parent']} (not found)"
+        rows.append(("Parent", f"{found} · {lineage['relationType']} · root {lineage['rootId']}"))
     if lineage["children"]:
         rows.append(("Forks", ", ".join(c[:8] for c in lineage["children"])))
     if info["archived"]:

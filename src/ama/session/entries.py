@@ -22,12 +22,26 @@ CURRENT_VERSION = 3
 _opts: dict[str, Any] = {"rename": "camel", "kw_only": True}
 
 
+#: how a session came from its parent (header ``relationType``)
+RELATION_TYPES = ("fork", "task", "rewind")
+
+
 class SessionHeader(msgspec.Struct, tag_field="type", tag="session", **_opts):
     version: int = 1
     id: str = ""
     timestamp: str = ""
     cwd: str = ""
+    #: the parent session: the path of its file, as pi writes it (older ama files: its id)
     parent_session: str | None | Unset = UNSET
+    #: the id of the first session of the lineage (fork of a fork of X: X)
+    root_id: str | Unset = UNSET
+    #: fork | task | rewind
+    relation_type: str | Unset = UNSET
+
+    @property
+    def lineage_root(self) -> str:
+        """``rootId`` if the header has one, else this session's own id."""
+        return self.root_id if isinstance(self.root_id, str) and self.root_id else self.id
 
 
 class LeafLine(msgspec.Struct, tag_field="type", tag="leaf", **_opts):

@@ -22,6 +22,7 @@ from ama.messages import UNSET, StoredMessage, Usage, UserContent
 from ama.session.entries import (
     CURRENT_VERSION,
     LEAF_MARK,
+    RELATION_TYPES,
     AnyEntry,
     BranchSummaryEntry,
     CompactionEntry,
@@ -83,7 +84,16 @@ class Session:
         *,
         parent_session: str | None = None,
         session_id: str | None = None,
+        root_id: str | None = None,
+        relation_type: str | None = None,
     ) -> Session:
+        """A new session (its file appears on the first append).  A child session names its
+        parent's file in ``parent_session``, the lineage's first session in ``root_id`` and
+        how it came about in ``relation_type`` (fork | task | rewind)."""
+        if relation_type is not None and relation_type not in RELATION_TYPES:
+            raise AmaError(
+                "invalid_arguments", f"relation type must be one of {', '.join(RELATION_TYPES)}, not {relation_type!r}"
+            )
         sid = session_id or str(uuid.uuid4())
         ts = now_iso()
         header = SessionHeader(
@@ -92,6 +102,8 @@ class Session:
             timestamp=ts,
             cwd=cwd,
             parent_session=parent_session if parent_session is not None else UNSET,
+            root_id=root_id if root_id is not None else UNSET,
+            relation_type=relation_type if relation_type is not None else UNSET,
         )
         path = new_session_path(os.fspath(sessions_dir), cwd, sid, ts)
         s = cls(header, SessionTree(), path=path)
