@@ -46,10 +46,12 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     )
 
     from ama.cli import export as export_cmd
+    from ama.cli import rewind as rewind_cmd
     from ama.cli import search as search_cmd
 
     search_cmd.add_parser(sub, add_session_dir)
     export_cmd.add_parser(sub, add_session_dir)
+    rewind_cmd.add_parser(sub, add_session_dir)
 
     p = cmd(
         "fork",
