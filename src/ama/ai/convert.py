@@ -14,6 +14,10 @@
 - a tool result whose call is not in the history is dropped; a tool call left without a
   result gets a synthetic error result ("No result provided") before the next message.
 
+Tool-call arguments are replayed as the model sent them (``arguments_json``): its own JSON
+text when the stream kept it (``ToolCall.raw_arguments``), else the compact encoding of the
+arguments in their own key order, never re-sorted.
+
 Nothing here looks at clocks, sets or object ids: the same context gives the same bytes.
 """
 
@@ -57,6 +61,23 @@ def encode_body(fields: list[tuple[str, Any]]) -> bytes:
 def canonical_json(value: Any) -> str:
     """``value`` as JSON text with sorted keys (e.g. tool-call arguments sent as a string)."""
     return _encoder.encode(value).decode("utf-8")
+
+
+_compact = msgspec.json.Encoder()
+
+
+def arguments_json(call: ToolCall) -> str:
+    """A tool call's arguments as JSON text, byte for byte what the model sent when known."""
+    raw = call.raw_arguments
+    if isinstance(raw, str) and raw:
+        return raw
+    return _compact.encode(call.arguments).decode("utf-8")
+
+
+def arguments_raw(call: ToolCall) -> msgspec.Raw:
+    """The same text as an embedded JSON value (an API that takes the arguments as an object;
+    ``encode_body`` sorts keys everywhere else)."""
+    return msgspec.Raw(arguments_json(call).encode("utf-8"))
 
 
 def normalize_id(id: str, *, max_len: int, pattern: re.Pattern[str] = re.compile(r"[^A-Za-z0-9_-]")) -> str:
