@@ -5,7 +5,9 @@
 - ``system`` messages are kept as items (each API places them);
 - ``custom`` messages become user text as their producer wrote it; ``compactionSummary``
   and ``branchSummary`` become user text wrapped in ``<summary>…</summary>``; pi's
-  ``bashExecution`` becomes user text (unless ``excludeFromContext``);
+  ``bashExecution`` becomes user text (unless ``excludeFromContext``); adjacent user-side
+  messages (a summary or a note, then the prompt) become one user item, so roles alternate
+  as strict chat templates require;
 - assistant messages that ended in ``error`` or ``aborted`` are skipped (incomplete turns);
   thinking blocks are kept only when the message came from the same provider, API and
   model (their signatures are only valid there), otherwise dropped; empty text is dropped;
@@ -208,5 +210,8 @@ def prepare(messages: list[Any], model: Model, normalize: Any) -> list[Item]:
             continue
         flush_pending()
         known.clear()
+        if item.role == "user" and items and items[-1].role == "user":
+            items[-1].blocks.extend(item.blocks)  # roles alternate: adjacent user-side messages are one turn
+            continue
         items.append(item)
     return items
