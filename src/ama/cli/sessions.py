@@ -1,4 +1,4 @@
-"""``ama sessions``: list, show, search, export, fork, archive, unarchive, rename, rm,
+"""``ama sessions``: list, show, search, export, rewind, fork, archive, unarchive, rename, rm,
 restore, prune."""
 
 from __future__ import annotations
