@@ -44,6 +44,9 @@ class ToolCall(msgspec.Struct, tag_field="type", tag="toolCall", **_opts):
     name: str
     arguments: dict[str, Any] = msgspec.field(default_factory=dict)
     thought_signature: str | Unset = UNSET
+    #: the arguments' JSON text exactly as the model sent it, when it is not the compact
+    #: encoding of ``arguments`` (in their order); replayed to the provider byte for byte
+    raw_arguments: str | Unset = UNSET
 
 
 UserContent: TypeAlias = TextContent | ImageContent

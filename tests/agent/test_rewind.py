@@ -94,6 +94,21 @@ def test_conversation_only_and_code_only_leave_a_note(tmp_path: Path, ws: Path) 
     run(go())
 
 
+def test_code_only_then_conversation_rewind_sends_only_the_true_note(tmp_path: Path, ws: Path) -> None:
+    async def go():
+        agent, _ = await two_turns(tmp_path)
+        p1, p2 = (p["entryId"] for p in agent.rewind_points())
+        await agent.rewind(p2, "code")  # files back to before #2, conversation kept
+        await agent.rewind(p1, "conversation")  # conversation back to before #1: a.txt is newer
+        await agent.prompt("start over")
+        ctx = agent.session.context().messages
+        notes = [m.content for m in ctx if getattr(m, "custom_type", None) == "ama.rewind-note"]
+        assert len(notes) == 1 and notes[0].startswith("The conversation was rewound") and "a.txt" in notes[0]
+        await agent.close()
+
+    run(go())
+
+
 def test_errors(tmp_path: Path, ws: Path) -> None:
     async def go():
         agent, _ = await two_turns(tmp_path)

@@ -105,7 +105,10 @@ async def test_thinking_and_tool_calls_split_across_chunks(server):
         ThinkingContent(thinking="The user wants the file. I should read it.", thinking_signature="EqQBCgIYAhIM1gbcDa9GJwZA2b3h"),
         ThinkingContent(thinking="", thinking_signature="EmwKAhgBEgy3va3pzix/LafPsn4a", redacted=True),
         TextContent(text="Let me read both files."),
-        ToolCall(id="toolu_01A09q90qw90lq917835lq9", name="read", arguments={"path": "src/main.py", "limit": 40}),
+        ToolCall(
+            id="toolu_01A09q90qw90lq917835lq9", name="read", arguments={"path": "src/main.py", "limit": 40},
+            raw_arguments='{"path": "src/main.py", "limit": 40}',  # the model's own bytes, kept for replay
+        ),
         ToolCall(id="toolu_01B", name="ls", arguments={}),
     ]
     assert (msg.usage.input, msg.usage.output, msg.usage.cache_read, msg.usage.cache_write) == (420, 89, 2048, 0)

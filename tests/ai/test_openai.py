@@ -79,8 +79,8 @@ async def test_tool_calls_with_arguments_split_across_chunks(server):
     assert final.reason == "toolUse"
     assert final.message.content == [
         TextContent(text="Let me check."),
-        ToolCall(id="call_DdmO9pD3xa9XTPNJ32zg2hcA", name="read", arguments={"path": "a.py"}),
-        ToolCall(id="call_xK2", name="bash", arguments={"command": "ls -la"}),
+        ToolCall(id="call_DdmO9pD3xa9XTPNJ32zg2hcA", name="read", arguments={"path": "a.py"}, raw_arguments='{"path": "a.py"}'),
+        ToolCall(id="call_xK2", name="bash", arguments={"command": "ls -la"}, raw_arguments='{"command": "ls -la"}'),
     ]
     assert final.message.usage.input == 300 and final.message.usage.output == 40
 
@@ -140,7 +140,7 @@ async def test_history_conversion_on_the_wire(server):
     call = msgs[2]["tool_calls"][0]
     assert msgs[2]["content"] == "Reading." and "private" not in str(msgs[2])  # foreign thinking dropped
     assert len(call["id"]) <= 40 and call["id"] == msgs[3]["tool_call_id"]
-    assert call["function"] == {"name": "read", "arguments": '{"limit":2,"path":"a"}'}
+    assert call["function"] == {"name": "read", "arguments": '{"path":"a","limit":2}'}  # their own order
     assert msgs[3]["content"] == "A"
     assert msgs[4]["content"][1] == {"type": "image_url", "image_url": {"url": "data:image/jpeg;base64,aW1n"}}
     assert msgs[5] == {"role": "system", "content": "Be brief."}

@@ -32,7 +32,7 @@ def test_fork_holds_the_effective_branch_and_same_context(sessions_dir: Path) ->
     s.close()
     child_id, child_path = fork_session(s.path, str(sessions_dir))
     child = read_session(child_path)
-    assert child.header.parent_session == s.id and child.header.cwd == s.cwd
+    assert child.header.parent_session == os.path.abspath(s.path) and child.header.cwd == s.cwd
     assert child.header.id == child_id != s.id
     types = [(e.type, getattr(e, "custom_type", None)) for e in child.entries]
     assert ("custom", "ama.run") not in types  # runtime state stripped

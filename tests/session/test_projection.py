@@ -32,7 +32,7 @@ def texts(ctx) -> list[str]:
     return out
 
 
-def test_compaction_keeps_summary_kept_region_and_everything_after_with_folded_system() -> None:
+def test_compaction_keeps_summary_kept_region_and_everything_after_with_all_system_folded_first() -> None:
     s = Session.in_memory("/x")
     s.append_message(SystemMessage(content="sys A"))
     s.append_message(user("u1"))
@@ -42,7 +42,7 @@ def test_compaction_keeps_summary_kept_region_and_everything_after_with_folded_s
     s.append_message(assistant("a2"))
     s.append_compaction("summary of u1..a1", kept.id, 5000)
     s.append_message(user("u3"))
-    s.append_message(SystemMessage(content="sys C"))  # after the compaction: stays in place
+    s.append_message(SystemMessage(content="sys C"))  # after the compaction: folded in front too
     ctx = s.context()
     assert [type(m).__name__ for m in ctx.messages] == [
         "SystemMessage",
@@ -50,12 +50,41 @@ def test_compaction_keeps_summary_kept_region_and_everything_after_with_folded_s
         "UserMessage",
         "AssistantMessage",
         "UserMessage",
-        "SystemMessage",
     ]
-    assert ctx.messages[0].content == "sys A\n\nsys B"
+    assert ctx.messages[0].content == "sys A\n\nsys B\n\nsys C"
     assert ctx.messages[1].summary == "summary of u1..a1" and ctx.messages[1].tokens_before == 5000
-    assert texts(ctx)[2:] == ["u2", "a2", "u3", "sys C"]
-    assert len(ctx.entry_ids[0]) == 2  # folded from two entries
+    assert texts(ctx)[2:] == ["u2", "a2", "u3"]
+    assert len(ctx.entry_ids[0]) == 3  # folded from three entries
+
+
+def test_a_system_message_appended_at_the_leaf_is_sent_first() -> None:
+    """A resumed pi session gets ama's system message at its leaf: the context still
+    starts with it, and nothing after the history is a system message."""
+    s = Session.in_memory("/x")
+    s.append_message(user("u1"))
+    s.append_message(assistant("a1"))
+    sysm = s.append_message(SystemMessage(content="ama system prompt"))
+    s.append_message(user("u2"))
+    ctx = s.context()
+    assert texts(ctx) == ["ama system prompt", "u1", "a1", "u2"]
+    assert isinstance(ctx.messages[0], SystemMessage)
+    assert ctx.entry_ids[0] == (sysm.id,)
+    assert not any(isinstance(m, SystemMessage) for m in ctx.messages[1:])
+
+
+def test_only_the_last_of_consecutive_rewind_notes_reaches_the_context() -> None:
+    s = Session.in_memory("/x")
+    s.append_message(user("u1"))
+    s.append_message(assistant("a1"))
+    s.append_custom_message("ama.rewind-note", "old note, answered", display=False)
+    s.append_message(user("u2"))
+    s.append_message(assistant("a2"))
+    s.append_custom_message("ama.rewind-note", "files restored (code-only rewind)", display=False)
+    s.append_custom_message("ama.rewind-note", "conversation rewound (the later rewind)", display=False)
+    s.append_message(user("u3"))
+    assert texts(s.context()) == [
+        "u1", "a1", "old note, answered", "u2", "a2", "conversation rewound (the later rewind)", "u3"
+    ]  # fmt: skip
 
 
 def test_only_latest_compaction_counts() -> None:

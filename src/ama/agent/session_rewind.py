@@ -3,7 +3,7 @@ rewind notes, the two summaries.
 
 * Rewind points are the user messages on the active path that opened a new turn (steering,
   follow-up and hook-continuation messages belong to their turn), oldest first.
-* Conversation rewind moves the leaf to the point's parent with a ``leaf`` line (the
+* Conversation rewind moves the leaf to the point's parent with an ``ama.leaf`` entry (the
   abandoned branch stays in the file); the next request is byte-identical to the earlier
   request up to that point.  Model, thinking level and permission mode stay as they are.
 * Code rewind restores tracked files through ``ama.checkpoints`` (conflicts skipped unless
@@ -15,9 +15,9 @@ rewind notes, the two summaries.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from ama.agent.events import event, plain
+from ama.agent.events import Event, event, plain
 from ama.errors import AmaError, Busy, InvalidArguments
 from ama.messages import (
     AssistantMessage,
@@ -31,6 +31,29 @@ from ama.messages import (
 
 if TYPE_CHECKING:
     from ama.agent.session import AgentSession
+    from ama.session.store import Session
+    from ama.tools import ReadFiles
+
+
+class RewindHost(Protocol):
+    """What a rewind needs: an ``AgentSession``, or the command line's session-only host
+    (agent/rewind_offline.py)."""
+
+    session: Session
+    checkpoints: Any
+    read_files: ReadFiles
+    pending_notes: list[str]
+    hooks: Any
+
+    @property
+    def cwd(self) -> str: ...
+
+    @property
+    def busy(self) -> bool: ...
+
+    def emit(self, ev: Event) -> None: ...
+
+    def emit_hook_records(self, outcome: Any) -> None: ...
 
 MODES = ("both", "conversation", "code")
 NOTE_FILES = 20
@@ -43,7 +66,7 @@ def _is_point(e: Any) -> bool:
     return not isinstance(e.message.origin, str) or e.message.origin in ("", "plan", "task")
 
 
-def rewind_points(agent: AgentSession) -> list[dict[str, Any]]:
+def rewind_points(agent: RewindHost) -> list[dict[str, Any]]:
     tracker = agent.checkpoints
     out = []
     branch: list[Any] = agent.session.branch()
@@ -60,7 +83,7 @@ def rewind_points(agent: AgentSession) -> list[dict[str, Any]]:
     return out
 
 
-def _point(agent: AgentSession, entry_id: str) -> Any:
+def _point(agent: RewindHost, entry_id: str) -> Any:
     for e in agent.session.branch():
         if e.id == entry_id and _is_point(e):
             return e
@@ -77,12 +100,12 @@ def draft_of(entry: Any) -> dict[str, Any]:
     return out
 
 
-def _rel(agent: AgentSession, path: str) -> str:
+def _rel(agent: RewindHost, path: str) -> str:
     rel = os.path.relpath(path, agent.cwd)
     return path if rel.startswith("..") else rel.replace(os.sep, "/")
 
 
-def recompute_read_files(agent: AgentSession, forget: list[str]) -> None:
+def recompute_read_files(agent: RewindHost, forget: list[str]) -> None:
     """The read-files set of the new path: files that successful read/write/edit calls on
     it touched, minus ``forget`` (restored, deleted, or differing from the checkpoint)."""
     from ama.tools import resolve_path
@@ -111,14 +134,14 @@ def recompute_read_files(agent: AgentSession, forget: list[str]) -> None:
             continue
 
 
-def _note(agent: AgentSession, text: str, files: list[str]) -> str:
+def _note(agent: RewindHost, text: str, files: list[str]) -> str:
     shown = files[:NOTE_FILES]
     more = f"\n(and {len(files) - NOTE_FILES} more)" if len(files) > NOTE_FILES else ""
     return text + "\n" + "\n".join(f"- {f}" for f in shown) + more
 
 
 async def rewind(
-    agent: AgentSession, entry_id: str, mode: str = "both", *, dry_run: bool = False, on_conflict: str = "skip"
+    agent: RewindHost, entry_id: str, mode: str = "both", *, dry_run: bool = False, on_conflict: str = "skip"
 ) -> dict[str, Any]:
     if agent.busy:
         raise Busy("cannot rewind while a run is in progress; abort it first")
@@ -154,6 +177,7 @@ async def rewind(
     changed = (code.restored + code.deleted) if code is not None else []
     if mode != "code":
         recompute_read_files(agent, changed + differing)
+    agent.pending_notes.clear()  # a note of an earlier rewind is no longer true after this one
     if mode == "conversation" and differing:
         agent.pending_notes.append(
             _note(agent, "The conversation was rewound to an earlier point, but these files kept the later changes:", differing)

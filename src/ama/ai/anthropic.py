@@ -16,7 +16,7 @@ from contextlib import aclosing
 from typing import Any
 
 from ama.ai.builder import MessageBuilder
-from ama.ai.convert import Item, encode_body, normalize_id, prepare
+from ama.ai.convert import Item, arguments_raw, encode_body, normalize_id, prepare
 from ama.ai.errors import ProviderError, error_for_type
 from ama.ai.events import Event
 from ama.ai.http import post_sse
@@ -66,7 +66,7 @@ def _assistant_blocks(item: Item) -> list[dict]:
                 out.append({"type": "thinking", "thinking": b.thinking, "signature": sig})
             # thinking without a signature cannot be replayed: dropped
         elif isinstance(b, ToolCall):
-            out.append({"type": "tool_use", "id": b.id, "name": b.name, "input": b.arguments})
+            out.append({"type": "tool_use", "id": b.id, "name": b.name, "input": arguments_raw(b)})
     return out
 
 

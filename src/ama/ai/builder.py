@@ -47,6 +47,14 @@ class _Open:
         self.redacted = False
 
 
+_compact = msgspec.json.Encoder()
+
+
+def compact_json(value: Any) -> str:
+    """``value`` as compact JSON text, keys in their own order."""
+    return _compact.encode(value).decode("utf-8")
+
+
 def parse_arguments(text: str) -> dict[str, Any]:
     """Tool-call arguments from their JSON text; ``{}`` when empty or not an object."""
     if not text.strip():
@@ -166,7 +174,10 @@ class MessageBuilder:
             return tev
         old = self.message.content[index]
         assert isinstance(old, ToolCall)
-        call = ToolCall(id=old.id, name=old.name, arguments=parse_arguments(text))
+        args = parse_arguments(text)
+        call = ToolCall(id=old.id, name=old.name, arguments=args)
+        if args and text != compact_json(args):
+            call.raw_arguments = text  # kept so the replay sends the model's own bytes
         self.message.content[index] = call
         return ToolCallEndEvent(content_index=index, tool_call=call)
 

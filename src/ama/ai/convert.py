@@ -5,7 +5,9 @@
 - ``system`` messages are kept as items (each API places them);
 - ``custom`` messages become user text as their producer wrote it; ``compactionSummary``
   and ``branchSummary`` become user text wrapped in ``<summary>…</summary>``; pi's
-  ``bashExecution`` becomes user text (unless ``excludeFromContext``);
+  ``bashExecution`` becomes user text (unless ``excludeFromContext``); adjacent user-side
+  messages (a summary or a note, then the prompt) become one user item, so roles alternate
+  as strict chat templates require;
 - assistant messages that ended in ``error`` or ``aborted`` are skipped (incomplete turns);
   thinking blocks are kept only when the message came from the same provider, API and
   model (their signatures are only valid there), otherwise dropped; empty text is dropped;
@@ -13,6 +15,10 @@
 - tool-call ids are normalised by the API's ``normalize_id`` (deterministic);
 - a tool result whose call is not in the history is dropped; a tool call left without a
   result gets a synthetic error result ("No result provided") before the next message.
+
+Tool-call arguments are replayed as the model sent them (``arguments_json``): its own JSON
+text when the stream kept it (``ToolCall.raw_arguments``), else the compact encoding of the
+arguments in their own key order, never re-sorted.
 
 Nothing here looks at clocks, sets or object ids: the same context gives the same bytes.
 """
@@ -57,6 +63,23 @@ def encode_body(fields: list[tuple[str, Any]]) -> bytes:
 def canonical_json(value: Any) -> str:
     """``value`` as JSON text with sorted keys (e.g. tool-call arguments sent as a string)."""
     return _encoder.encode(value).decode("utf-8")
+
+
+_compact = msgspec.json.Encoder()
+
+
+def arguments_json(call: ToolCall) -> str:
+    """A tool call's arguments as JSON text, byte for byte what the model sent when known."""
+    raw = call.raw_arguments
+    if isinstance(raw, str) and raw:
+        return raw
+    return _compact.encode(call.arguments).decode("utf-8")
+
+
+def arguments_raw(call: ToolCall) -> msgspec.Raw:
+    """The same text as an embedded JSON value (an API that takes the arguments as an object;
+    ``encode_body`` sorts keys everywhere else)."""
+    return msgspec.Raw(arguments_json(call).encode("utf-8"))
 
 
 def normalize_id(id: str, *, max_len: int, pattern: re.Pattern[str] = re.compile(r"[^A-Za-z0-9_-]")) -> str:
@@ -187,5 +210,8 @@ def prepare(messages: list[Any], model: Model, normalize: Any) -> list[Item]:
             continue
         flush_pending()
         known.clear()
+        if item.role == "user" and items and items[-1].role == "user":
+            items[-1].blocks.extend(item.blocks)  # roles alternate: adjacent user-side messages are one turn
+            continue
         items.append(item)
     return items

@@ -23,7 +23,7 @@ from contextlib import aclosing
 from typing import Any
 
 from ama.ai.builder import MessageBuilder
-from ama.ai.convert import Item, canonical_json, encode_body, normalize_id, prepare
+from ama.ai.convert import Item, arguments_json, encode_body, normalize_id, prepare
 from ama.ai.errors import ProviderError, error_for_type
 from ama.ai.events import Event
 from ama.ai.http import post_sse
@@ -67,7 +67,7 @@ def _assistant(item: Item, model: Model) -> dict | None:
         {
             "id": b.id,
             "type": "function",
-            "function": {"name": b.name, "arguments": canonical_json(b.arguments)},
+            "function": {"name": b.name, "arguments": arguments_json(b)},
         }
         for b in item.blocks
         if isinstance(b, ToolCall)

@@ -25,8 +25,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from ama.ai.builder import MessageBuilder
-from ama.ai.convert import canonical_json
+from ama.ai.builder import MessageBuilder, compact_json
 from ama.ai.errors import ProviderError, error_for_status, error_for_type
 from ama.ai.events import Event
 from ama.ai.types import Context, Model, ModelCost, StreamOptions
@@ -226,7 +225,7 @@ async def run(
             i, ev = builder.toolcall_start(call_id, str(value.get("name", "")))
             yield ev
             raw = value.get("arguments", {})
-            text = raw if isinstance(raw, str) else canonical_json(raw)
+            text = raw if isinstance(raw, str) else compact_json(raw)  # as a server that re-encodes sends it
         else:
             i, ev = builder.text_start() if kind == "text" else builder.thinking_start()
             yield ev

@@ -1,4 +1,4 @@
-"""``ama sessions``: list, show, search, export, fork, archive, unarchive, rename, rm,
+"""``ama sessions``: list, show, search, export, rewind, fork, archive, unarchive, rename, rm,
 restore, prune."""
 
 from __future__ import annotations
@@ -46,10 +46,12 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     )
 
     from ama.cli import export as export_cmd
+    from ama.cli import rewind as rewind_cmd
     from ama.cli import search as search_cmd
 
     search_cmd.add_parser(sub, add_session_dir)
     export_cmd.add_parser(sub, add_session_dir)
+    rewind_cmd.add_parser(sub, add_session_dir)
 
     p = cmd(
         "fork",
@@ -183,7 +185,7 @@ def sessions_show(args: argparse.Namespace) -> int:
     users = user_messages(data.entries, branch_ids)
     counts = count(data.entries)
     lineage = lineage_of(root, data)
-    leaves = sum(1 for e in data.entries if not tree.children(e.id))
+    leaves = len(tree.tips())
     h = data.header
     info = {
         "id": data.id,
@@ -193,6 +195,7 @@ def sessions_show(args: argparse.Namespace) -> int:
         "created": h.timestamp if h else None,
         "name": tree.name,
         "parentSession": lineage["parent"],
+        "lineage": {k: lineage[k] for k in ("parentId", "parentPath", "rootId", "relationType")},
         "forks": lineage["children"],
         "archived": lineage["archived"],
         "archivedOwn": lineage["archivedOwn"],
@@ -218,7 +221,8 @@ def sessions_show(args: argparse.Namespace) -> int:
     if tree.name:
         rows.append(("Name", tree.name))
     if lineage["parent"]:
-        rows.append(("Parent", lineage["parent"]))
+        found = lineage["parentId"] or f"{lineage['parent']} (not found)"
+        rows.append(("Parent", f"{found} · {lineage['relationType']} · root {lineage['rootId']}"))
     if lineage["children"]:
         rows.append(("Forks", ", ".join(c[:8] for c in lineage["children"])))
     if info["archived"]:

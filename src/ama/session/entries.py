@@ -1,7 +1,9 @@
 """The session file's line shapes, declared once and used by reader and writer.
 
 A session file is JSON lines: the first line is a :class:`SessionHeader`, every other line
-is an entry (``type`` first, then ``id``, ``parentId``, ``timestamp``) or a ``leaf`` line.
+is an entry (``type`` first, then ``id``, ``parentId``, ``timestamp``).  A leaf move is a
+``custom`` entry of type ``ama.leaf`` whose ``parentId`` is the new leaf (older files have
+bare ``leaf`` lines instead, still read).
 See docs/session-format.md for the normative description.
 """
 
@@ -20,16 +22,31 @@ CURRENT_VERSION = 3
 _opts: dict[str, Any] = {"rename": "camel", "kw_only": True}
 
 
+#: how a session came from its parent (header ``relationType``)
+RELATION_TYPES = ("fork", "task", "rewind")
+
+
 class SessionHeader(msgspec.Struct, tag_field="type", tag="session", **_opts):
     version: int = 1
     id: str = ""
     timestamp: str = ""
     cwd: str = ""
+    #: the parent session: the path of its file, as pi writes it (older ama files: its id)
     parent_session: str | None | Unset = UNSET
+    #: the id of the first session of the lineage (fork of a fork of X: X)
+    root_id: str | Unset = UNSET
+    #: fork | task | rewind
+    relation_type: str | Unset = UNSET
+
+    @property
+    def lineage_root(self) -> str:
+        """``rootId`` if the header has one, else this session's own id."""
+        return self.root_id if isinstance(self.root_id, str) and self.root_id else self.id
 
 
 class LeafLine(msgspec.Struct, tag_field="type", tag="leaf", **_opts):
-    """Moves the current leaf (``navigate``); not an entry, has no id."""
+    """Moved the current leaf in files written before the ``ama.leaf`` entry; not an entry,
+    has no id.  Read, never written (pi reads such a line as a root of its own)."""
 
     target_id: str | None
     timestamp: str = ""
@@ -91,6 +108,16 @@ class ThinkingLevelChangeEntry(Entry, tag_field="type", tag="thinking_level_chan
 class CustomEntry(Entry, tag_field="type", tag="custom", kw_only=True):
     custom_type: str = ""
     data: Any = None
+
+
+#: ``customType`` of the entry that records a leaf move (navigate, rewind): its ``parentId``
+#: is the new leaf (null: before the first entry), so a reader that takes the last entry of
+#: the file as the leaf and walks ``parentId`` up (pi) lands on the same branch.
+LEAF_MARK = "ama.leaf"
+
+
+def is_leaf_mark(e: object) -> bool:
+    return isinstance(e, CustomEntry) and e.custom_type == LEAF_MARK
 
 
 class CustomMessageEntry(Entry, tag_field="type", tag="custom_message", kw_only=True):

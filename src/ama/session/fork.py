@@ -1,7 +1,8 @@
 """Fork: a new, independent session file holding another session's effective history.
 
 The child lives in the same workspace (same ``cwd``), names its parent in the header's
-``parentSession`` (the parent's id), and holds the entries on the chosen branch (root ->
+``parentSession`` (the path of the parent's file, as pi writes it), with ``rootId`` (the
+first session of the lineage) and ``relationType: "fork"`` beside it, and holds the entries on the chosen branch (root ->
 leaf, or root -> ``at``): abandoned branches, the parent's runtime state (run records,
 task registry, queued messages, pending approvals, archive flags) and labels or edits that
 point outside the branch are left out.  Lines are copied byte for byte where their parent
@@ -107,7 +108,15 @@ def fork_session(path: str, sessions_dir: str, *, expected_id: str | None = None
     sid = str(uuid.uuid4())
     ts = now_iso()
     cwd = data.header.cwd
-    header = SessionHeader(version=CURRENT_VERSION, id=sid, timestamp=ts, cwd=cwd, parent_session=data.header.id)
+    header = SessionHeader(
+        version=CURRENT_VERSION,
+        id=sid,
+        timestamp=ts,
+        cwd=cwd,
+        parent_session=os.path.abspath(path),
+        root_id=data.header.lineage_root,
+        relation_type="fork",
+    )
     target = new_session_path(sessions_dir, cwd, sid, ts)
     os.makedirs(os.path.dirname(target), exist_ok=True)
     tmp = os.path.join(os.path.dirname(target), f".{os.path.basename(target)}.tmp")

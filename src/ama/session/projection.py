@@ -3,17 +3,20 @@
 Exactly the four steps of the format (docs/session-format.md, "Projection"), plus a fifth
 that only acts on damaged or interrupted files:
 
-1. Compaction: with a ``compaction`` on the branch, take the latest.  The context is the
-   system checkpoint (every system message before the compaction, replayed in order and
-   folded into one), the compaction as a summary message, the non-system entries from
-   ``firstKeptEntryId`` up to the compaction, and every entry after it.
+1. System checkpoint and compaction: every system message of the branch, replayed in
+   order and folded into one, comes first, wherever the file has it (strict chat templates
+   refuse a system message anywhere else).  With a ``compaction`` on the branch, take the
+   latest: then the compaction as a summary message, the non-system entries from
+   ``firstKeptEntryId`` up to the compaction, and every non-system entry after it.
 2. Context edits: per target, the latest ``context_edit`` on the branch applies:
    ``replacement: null`` removes the target; a string replaces its content only (role and
    metadata kept; assistant content becomes one text block; summaries replace ``summary``;
    system messages are not changed by a string).
 3. Mapping: ``message`` -> its message; ``custom_message`` -> role ``custom``;
    ``compaction`` -> ``compactionSummary``; ``branch_summary`` -> ``branchSummary``; every
-   other type (``usage``, ``custom``, labels, unknown types...) stays out.
+   other type (``usage``, ``custom``, labels, unknown types...) stays out.  Of
+   ``ama.rewind-note`` messages with no user message between them only the last one
+   reaches the context (a later rewind overtook the earlier note).
 4. Model and thinking level: the latest ``model_change`` (or assistant message) and
    ``thinking_level_change`` on the branch.
 5. Pairing: a ``toolResult`` whose call is not in the preceding assistant message is
@@ -55,6 +58,7 @@ from ama.session.entries import (
     iso_to_ms,
 )
 
+REWIND_NOTE = "ama.rewind-note"
 MISSING_RESULT_TEXT = "[tool result missing: the call was interrupted or its result was lost]"
 
 _replace = msgspec.structs.replace
@@ -126,6 +130,27 @@ def _to_message(e: AnyEntry) -> ContextMessage | None:
     return None
 
 
+def _is_system(e: AnyEntry) -> bool:
+    return isinstance(e, MessageEntry) and isinstance(e.message, SystemMessage)
+
+
+def _drop_superseded_notes(entries: list[AnyEntry]) -> list[AnyEntry]:
+    """Rewind notes describe how files and conversation disagree after the latest rewind;
+    a note followed by another note before the next user message was overtaken by that
+    later rewind (e.g. a code-only rewind, then a conversation rewind): only the last one
+    of such a run is still true."""
+    drop: set[int] = set()
+    last_note = -1
+    for i, e in enumerate(entries):
+        if isinstance(e, CustomMessageEntry) and e.custom_type == REWIND_NOTE:
+            if last_note >= 0:
+                drop.add(last_note)
+            last_note = i
+        elif isinstance(e, MessageEntry) and isinstance(e.message, UserMessage):
+            last_note = -1
+    return [e for i, e in enumerate(entries) if i not in drop] if drop else entries
+
+
 def project(branch: list[AnyEntry]) -> ProjectedContext:
     """The model context of a branch (root -> leaf)."""
     out = ProjectedContext()
@@ -159,23 +184,26 @@ def project(branch: list[AnyEntry]) -> ProjectedContext:
     messages: list[ContextMessage] = []
     ids: list[tuple[str, ...]] = []
 
-    # step 1
+    # step 1: every system message of the branch, wherever the file has it (a resumed pi
+    # session gets ama's system message appended at its leaf), replayed in order and folded
+    # into one leading system checkpoint: strict chat templates refuse a system message
+    # anywhere but first.
+    systems: list[tuple[str, ContextMessage]] = []
+    for e in branch:
+        if _is_system(e):
+            m = mapped(e)
+            if m is not None:
+                systems.append((e.id, m))
+    if systems:
+        if len(systems) == 1:
+            messages.append(systems[0][1])
+        else:
+            text = "\n\n".join(text_of(m.content) for _, m in systems)  # type: ignore[union-attr]
+            messages.append(SystemMessage(content=text, timestamp=systems[-1][1].timestamp))
+        ids.append(tuple(i for i, _ in systems))
     if compaction_at >= 0:
         comp = branch[compaction_at]
         assert isinstance(comp, CompactionEntry)
-        systems = []
-        for e in branch[:compaction_at]:
-            if isinstance(e, MessageEntry) and isinstance(e.message, SystemMessage):
-                m = mapped(e)
-                if m is not None:
-                    systems.append((e.id, m))
-        if systems:
-            if len(systems) == 1:
-                messages.append(systems[0][1])
-            else:
-                text = "\n\n".join(text_of(m.content) for _, m in systems)  # type: ignore[union-attr]
-                messages.append(SystemMessage(content=text, timestamp=systems[-1][1].timestamp))
-            ids.append(tuple(i for i, _ in systems))
         summary = mapped(comp)
         if summary is not None:
             messages.append(summary)
@@ -185,16 +213,13 @@ def project(branch: list[AnyEntry]) -> ProjectedContext:
             if branch[j].id == comp.first_kept_entry_id:
                 kept_from = j
                 break
-        selected = [
-            e
-            for e in branch[kept_from:compaction_at]
-            if not (isinstance(e, MessageEntry) and isinstance(e.message, SystemMessage))
-        ]
-        selected += branch[compaction_at + 1 :]
+        window = branch[kept_from:compaction_at] + branch[compaction_at + 1 :]
     else:
-        selected = branch
+        window = branch
+    selected = [e for e in window if not _is_system(e)]
 
-    # steps 2 and 3
+    # steps 2 and 3 (and the rewind notes that a later note superseded)
+    selected = _drop_superseded_notes(selected)
     for e in selected:
         m = mapped(e)
         if m is not None:
@@ -256,4 +281,4 @@ def _pair_tool_calls(
     return out, out_ids
 
 
-__all__ = ["MISSING_RESULT_TEXT", "ModelRef", "ProjectedContext", "project"]
+__all__ = ["MISSING_RESULT_TEXT", "REWIND_NOTE", "ModelRef", "ProjectedContext", "project"]

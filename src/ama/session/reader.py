@@ -25,6 +25,7 @@ from ama.session.entries import (
     Line,
     SessionHeader,
     UnknownEntry,
+    is_leaf_mark,
 )
 
 _decoder = msgspec.json.Decoder(Line)
@@ -204,10 +205,16 @@ def _parse(data: bytes, *, path: str | None, keep_raw: bool) -> SessionData:
             out.damaged.append(DamagedLine(n + 1, f"duplicate entry id {obj.id}"))
             continue
         ids.add(obj.id)
+        if is_leaf_mark(obj):
+            # the leaf moves to its parent (as the tree attaches it: a missing parent is
+            # replaced by the entry before it)
+            pid = obj.parent_id
+            leaf = pid if pid is None or pid in ids else (entries[-1].id if entries else None)
+        else:
+            leaf = obj.id
         entries.append(obj)
         if raws is not None:
             raws.append(line)
-        leaf = obj.id
     if not header_seen:
         out.header_error = "the file is empty"
     out.leaf_id = leaf

@@ -6,7 +6,8 @@
     s = Session.in_memory(cwd)                 # --no-session
 
 Appends give each entry an 8-hex id, the current leaf as ``parentId`` and a timestamp, write
-it as one line, and make it the leaf.  ``navigate`` moves the leaf with a ``leaf`` line.
+it as one line, and make it the leaf.  ``navigate`` moves the leaf with an ``ama.leaf``
+custom entry whose ``parentId`` is the new leaf.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from ama.errors import AmaError, NotFound
 from ama.messages import UNSET, StoredMessage, Usage, UserContent
 from ama.session.entries import (
     CURRENT_VERSION,
+    LEAF_MARK,
+    RELATION_TYPES,
     AnyEntry,
     BranchSummaryEntry,
     CompactionEntry,
@@ -27,7 +30,6 @@ from ama.session.entries import (
     CustomEntry,
     CustomMessageEntry,
     LabelEntry,
-    LeafLine,
     MessageEntry,
     ModelChangeEntry,
     SessionHeader,
@@ -82,7 +84,16 @@ class Session:
         *,
         parent_session: str | None = None,
         session_id: str | None = None,
+        root_id: str | None = None,
+        relation_type: str | None = None,
     ) -> Session:
+        """A new session (its file appears on the first append).  A child session names its
+        parent's file in ``parent_session``, the lineage's first session in ``root_id`` and
+        how it came about in ``relation_type`` (fork | task | rewind)."""
+        if relation_type is not None and relation_type not in RELATION_TYPES:
+            raise AmaError(
+                "invalid_arguments", f"relation type must be one of {', '.join(RELATION_TYPES)}, not {relation_type!r}"
+            )
         sid = session_id or str(uuid.uuid4())
         ts = now_iso()
         header = SessionHeader(
@@ -91,6 +102,8 @@ class Session:
             timestamp=ts,
             cwd=cwd,
             parent_session=parent_session if parent_session is not None else UNSET,
+            root_id=root_id if root_id is not None else UNSET,
+            relation_type=relation_type if relation_type is not None else UNSET,
         )
         path = new_session_path(os.fspath(sessions_dir), cwd, sid, ts)
         s = cls(header, SessionTree(), path=path)
@@ -259,13 +272,14 @@ class Session:
 
     def navigate(self, entry_id: str | None) -> None:
         """Move the current leaf to ``entry_id`` (None: before the first entry).  The
-        abandoned branch stays in the file; the next append becomes its sibling."""
+        abandoned branch stays in the file; the next append becomes its sibling.  Recorded
+        as an ``ama.leaf`` custom entry under ``entry_id`` (pi reads the last entry of a file
+        as its leaf and keeps ``custom`` entries out of the context)."""
         if entry_id is not None:
             self._require(entry_id)
         if entry_id == self.tree.leaf_id:
             return
-        self._write(encode_line(LeafLine(target_id=entry_id, timestamp=now_iso())))
-        self.tree.set_leaf(entry_id)
+        self.append(CustomEntry(new_entry_id(self.tree.by_id), entry_id, now_iso(), custom_type=LEAF_MARK))
 
     def _require(self, entry_id: str) -> None:
         if entry_id not in self.tree.by_id:

@@ -4,6 +4,9 @@ Parents come from ``parentId``.  A file written by ama only ever points to an ea
 entry; when damage removed the parent (a skipped line), the entry is attached to the entry
 just before it in file order and counted in ``reparented``, so the tree stays a tree and
 nothing after the damage is lost.
+
+An ``ama.leaf`` entry (a leaf move) makes its parent the leaf.  It stays in the tree (pi
+may continue from it), but one without children is not shown as a child or a branch tip.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from ama.session.entries import (
     CustomEntry,
     LabelEntry,
     SessionInfoEntry,
+    is_leaf_mark,
 )
 
 
@@ -28,6 +32,8 @@ class SessionTree:
         self.position: dict[str, int] = {}
         self.parent: dict[str, str | None] = {}
         self.reparented = 0
+        #: ids of the ``ama.leaf`` entries
+        self.marks: set[str] = set()
         self._children: dict[str | None, list[str]] | None = None
         self.leaf_id: str | None = None
         for e in entries:
@@ -38,7 +44,8 @@ class SessionTree:
     # --- building -------------------------------------------------------------------
 
     def add(self, entry: AnyEntry) -> None:
-        """Append an entry (file order) and make it the leaf."""
+        """Append an entry (file order) and make it the leaf (an ``ama.leaf`` entry: its
+        parent)."""
         pid = entry.parent_id
         if pid is not None and pid not in self.by_id:
             self.reparented += 1
@@ -49,7 +56,11 @@ class SessionTree:
         self.parent[entry.id] = pid
         if self._children is not None:
             self._children.setdefault(pid, []).append(entry.id)
-        self.leaf_id = entry.id
+        if is_leaf_mark(entry):
+            self.marks.add(entry.id)
+            self.leaf_id = pid
+        else:
+            self.leaf_id = entry.id
 
     def set_leaf(self, entry_id: str | None) -> None:
         if entry_id is not None and entry_id not in self.by_id:
@@ -68,13 +79,21 @@ class SessionTree:
         return self.by_id.get(entry_id)
 
     def children(self, entry_id: str | None) -> list[str]:
-        """Ids of the direct children of an entry (None: the roots), in file order."""
+        """Ids of the direct children of an entry (None: the roots), in file order; an
+        ``ama.leaf`` entry only when something was appended under it."""
         if self._children is None:
             ch: dict[str | None, list[str]] = {}
             for e in self.entries:
                 ch.setdefault(self.parent[e.id], []).append(e.id)
             self._children = ch
-        return list(self._children.get(entry_id, ()))
+        kids = self._children.get(entry_id, ())
+        if not self.marks:
+            return list(kids)
+        return [k for k in kids if k not in self.marks or self._children.get(k)]
+
+    def tips(self) -> list[str]:
+        """Ids of the entries without children (the ends of branches), in file order."""
+        return [e.id for e in self.entries if e.id not in self.marks and not self.children(e.id)]
 
     def path_ids(self, leaf_id: str | None = ...) -> list[str]:  # type: ignore[assignment]
         """Ids from the root to ``leaf_id`` (default: the current leaf), inclusive."""
