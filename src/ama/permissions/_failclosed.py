@@ -14,10 +14,11 @@ And the catastrophic cases of the same commands that are not ``rm``: ``find / -d
 from __future__ import annotations
 
 import os
+import posixpath
 from typing import TYPE_CHECKING
 
 from ama.permissions._git import positionals, short_flags
-from ama.permissions._paths import Place, is_catastrophic_target, risky_target, unresolved
+from ama.permissions._paths import Place, absolute, is_catastrophic_target, risky_target, unresolved
 
 if TYPE_CHECKING:
     from ama.permissions._shell import Analysis, Command
@@ -49,8 +50,8 @@ def _find_deletes(args: list[str]) -> bool:
     return False
 
 
-def _targets(cmd: Command) -> list[str]:
-    """The targets of a destructive command (empty when it is not one)."""
+def _targets(cmd: Command) -> list[str] | None:
+    """The targets of a destructive command (None when it is not one)."""
     name, args = cmd.name, cmd.inner[1:]
     before, after = positionals(args)
     ops = before + after
@@ -67,20 +68,29 @@ def _targets(cmd: Command) -> list[str]:
     if name == "mv":
         t = [args[k + 1] for k, a in enumerate(args[:-1]) if a == "-t"]
         return t or ops[-1:]
-    return []
+    return None
 
 
 def dynamic_target(cmd: Command, _a: Analysis, _i: int, p: Place) -> bool:
-    return any(risky_target(t, p) for t in _targets(cmd))
+    targets = _targets(cmd)
+    if targets is None:
+        return False
+    if {"xargs", "parallel"} & set(cmd.wrappers):
+        return True  # the targets come from the input
+    return any(risky_target(t, p) for t in targets)
 
 
 def destroys_root(cmd: Command, _a: Analysis, _i: int, p: Place) -> bool:
     name, args = cmd.name, cmd.inner[1:]
     words: list[str] = []
-    if name == "find" and _find_deletes(args):
-        words = _find_starts(args)
+    if name == "find" and _find_deletes(args):  # find . -name '*.pyc' -delete: filtered, fine
+        words = [
+            w
+            for w in _find_starts(args)
+            if unresolved(w) or absolute(w, p) != posixpath.normpath(p.workspace)
+        ]
     elif name == "rsync" and any(a.startswith("--delete") for a in args):
-        words = _targets(cmd)
+        words = _targets(cmd) or []
     elif name == "mv":
         words = positionals(args)[0] + positionals(args)[1]
     if cmd.scan is not None:

@@ -85,8 +85,8 @@ _EVAL_CALLS = re.compile(
     r"(?<![\w.])(?:eval|exec|compile|Function|instance_eval|class_eval|loadstring|load)\s*\("
 )
 _DELETE_CALLS = re.compile(
-    r"(?:\bshutil\.rmtree|\brmtree|\bos\.(?:remove|unlink|rmdir|removedirs)|\bremove_tree|\bfs\.(?:rm|rmdir|unlink)"
-    r"(?:Sync)?|\bFileUtils\.(?:rm_rf|rm_r|rm|remove_dir|remove_entry\w*)|\bFile\.delete|\bDir\.delete"
+    r"(?:\bshutil\.rmtree|\brmtree|\bos\.(?:remove|unlink|rmdir|removedirs)|\bremove_tree|(?:\bfs)?\.(?:rmSync|rmdirSync|unlinkSync)|\bfs\.(?:rm|rmdir|unlink)"
+    r"|\bFileUtils\.(?:rm_rf|rm_r|rm|remove_dir|remove_entry\w*)|\bFile\.delete|\bDir\.delete"
     r"|\bunlink|\brmdir|\bos\.remove)\s*[(\s]"
 )
 _WRITE_HINT = re.compile(
@@ -99,7 +99,7 @@ _NET = re.compile(
     r"|Net::HTTP|open-uri|URI\.open|Invoke-WebRequest|\bcurl\b|\bwget\b|XMLHttpRequest|\baxios\b"
 )
 _EXECUTES = re.compile(
-    r"\b(?:eval|exec|compile|Function|system|popen|spawn|execSync|instance_eval|loadstring|load)\s*\(|"
+    r"\b(?:exec|compile|Function|system|popen|spawn|execSync|instance_eval|loadstring|load)\s*\(|\beval\b|"
     r"\bsubprocess\b|child_process|\bos\.system|`"
 )
 _Q = re.compile("'''.*?'''|\"\"\".*?\"\"\"|" + r"'(?:\\.|[^'\\])*'" + "|" + r'"(?:\\.|[^"\\])*"', re.S)

@@ -96,6 +96,9 @@ def is_catastrophic_target(word: str, cwd: str, home: str, workspace: str = "") 
         return False
     if not path.startswith("/"):
         path = posixpath.join(cwd, path)
+    ws = posixpath.normpath(workspace) if workspace else ""
+    if ws and posixpath.normpath(path) == ws:
+        return True  # the workspace itself (its contents, ./* or *, are not judged here)
     parts = [p for p in path.split("/") if p not in ("", ".")]
     glob_at = next((k for k, p in enumerate(parts) if _GLOB.search(p)), None)
     if glob_at is not None:
@@ -105,7 +108,6 @@ def is_catastrophic_target(word: str, cwd: str, home: str, workspace: str = "") 
         return True
     if home and posixpath.normpath(home).startswith(path + "/"):
         return True  # an ancestor of home
-    ws = posixpath.normpath(workspace) if workspace else ""
     return bool(ws) and ws.startswith(path + "/")  # an ancestor of the workspace
 
 

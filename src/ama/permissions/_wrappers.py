@@ -128,7 +128,8 @@ def _string_launcher(name: str, args: list[str], wrappers: list[str]) -> Unwrapp
         return Unwrapped([], wrappers, " ".join(args[j:]) or None)
     if name in ("script", "su", "sg"):
         for k, a in enumerate(args):
-            if a in ("-c", "--command") and k + 1 < len(args):
+            short = a.startswith("-") and not a.startswith("--") and "c" in a[1:]
+            if (a == "--command" or short) and k + 1 < len(args):
                 return Unwrapped([], wrappers, args[k + 1])
             if a.startswith("--command="):
                 return Unwrapped([], wrappers, a.split("=", 1)[1])
