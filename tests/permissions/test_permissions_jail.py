@@ -78,7 +78,10 @@ def test_dangerous_subset_is_denied_in_a_jail(tmp_path: Path, mode: str) -> None
     (inbox / "script.json").write_text(json.dumps({"turns": [*turns, "Nothing ran."]}))
     (inbox / "setup.sh").write_text(SETUP)
     host_home = Path(os.path.expanduser("~"))
-    watched = [inbox, *(host_home / n for n in (".bashrc", ".profile", ".gitconfig") if (host_home / n).exists())]
+    watched = [
+        inbox,
+        *(host_home / n for n in (".bashrc", ".profile", ".gitconfig") if (host_home / n).exists()),
+    ]
     before = _host_state(watched)
     jail = [
         "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
