@@ -136,10 +136,11 @@ def sensitive_file(word: str, place: Place) -> str | None:
     path = absolute(word, place)
     home = posixpath.normpath(place.home) if place.home else ""
     parts = path.split("/")
-    for name in HOME_STARTUP:
-        full = posixpath.join(home, name) if home else ""
-        if full and (path == full or path.startswith(full + "/")):
-            return f"the shell/login startup file ~/{name}"
+    if home and path.startswith(home + "/"):
+        rel = path[len(home) + 1 :]
+        for name in HOME_STARTUP:
+            if rel == name or rel.startswith(name + "/"):
+                return f"the shell/login startup file ~/{name}"
     if ".git" in parts:
         k = parts.index(".git")
         sub = parts[k + 1 : k + 2]

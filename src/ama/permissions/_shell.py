@@ -24,6 +24,7 @@ import codecs
 import os
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from ama.permissions import _expand
 from ama.permissions._interp import CodeScan
@@ -68,6 +69,7 @@ class Command:
     runs_input: str | None = None  # a shell / interpreter runs input the reader cannot see
     code: str | None = None  # inline interpreter code (``python3 -c``, ``perl -e``, fed to ``python -``)
     scan: CodeScan | None = None  # what ``code`` runs, deletes, writes
+    memo: dict[object, object] = field(default_factory=dict, repr=False, compare=False)  # checks' cache
 
     @property
     def text(self) -> str:
@@ -79,7 +81,7 @@ class Command:
     def inner_text(self) -> str:
         return " ".join(self.inner)
 
-    @property
+    @cached_property
     def name(self) -> str:
         """Basename of the program actually run (``/bin/rm`` -> ``rm``)."""
         return os.path.basename(self.inner[0]) if self.inner else ""

@@ -89,10 +89,16 @@ def downloads(cmd: Command) -> list[str]:
 
 def sensitive_writes(cmd: Command, place: Place, kinds: tuple[str, ...]) -> bool:
     """``cmd`` writes a file whose ``sensitive_file`` label starts with one of ``kinds``."""
-    words = written(cmd, deletes=kinds != ("the system file",))
-    if cmd.scan is not None and cmd.scan.literals:
-        words = words + cmd.scan.literals
-    return any((label := sensitive_file(w, place)) is not None and label.startswith(kinds) for w in words)
+    system = kinds == ("the system file",)
+    key = ("sensitive", system, place)
+    labels = cmd.memo.get(key)
+    if labels is None:
+        words = written(cmd, deletes=not system)
+        if cmd.scan is not None and cmd.scan.literals:
+            words = words + cmd.scan.literals
+        labels = [label for w in words if (label := sensitive_file(w, place)) is not None]
+        cmd.memo[key] = labels
+    return any(label.startswith(kinds) for label in labels)  # type: ignore[attr-defined]
 
 
 def crontab(cmd: Command, *_: object) -> bool:
