@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ama.permissions import _git
+from ama.permissions._expand import function_body
 from ama.permissions._failclosed import destroys_root, dynamic_code, dynamic_name, dynamic_target
 from ama.permissions._interp import INTERPRETERS
 from ama.permissions._paths import SYSTEM_DIRS, Place, expand_home, is_catastrophic_target
@@ -212,7 +213,12 @@ def find_dangers(analysis: Analysis, *, cwd: str, home: str) -> list[Finding]:
     if any(_FORK_BOMB.search(_QUOTED.sub("", text)) for text in analysis.scripts):
         found.append(Finding("fork-bomb", "is a fork bomb", None))
     places = [Place(where, cwd, home) for where in _working_dirs(analysis, cwd, home)]
+    definition: set[int] = set()  # commands of a function body: judged where the function is called
     for index, (cmd, place) in enumerate(zip(analysis.commands, places)):
+        trusted = cmd.function is not None and function_body(cmd.function, analysis.functions) is not None
+        if trusted or (cmd.parent is not None and cmd.parent in definition):
+            definition.add(index)
+            continue
         for danger in DANGEROUS:
             if danger.test(cmd, analysis, index, place):
                 found.append(Finding(danger.name, danger.reason, index))

@@ -29,26 +29,34 @@ _FUNC = re.compile(
     r"(?:(?<=^)|(?<=[\s;&|(){}]))(?:function\s+([A-Za-z_][\w.:-]*)\s*(?:\(\s*\))?|([A-Za-z_][\w.:-]*)\s*\(\s*\))\s*\{"
 )
 _POSITIONAL = re.compile(r'"\$(?:@|\*|\{[@*]\})"|\$(?:@|\*|\{[@*]\})|"?\$\{?([1-9])\}?"?')
+_UNTRUSTED = ("<<", "#", "`", "$(", "${", "\\", "$'", '$"')
+_AWK_STR = r'("(?:[^"\\]|\\.)*")'
+_AWK_PRINT_PIPE = re.compile(r"\bprintf?\b[^;{}]*?(?<!\|)\|&?(?!\|)\s*(?:" + _AWK_STR + r"|([A-Za-z_]\w*))")
+_AWK_GETLINE = re.compile(r"(?:" + _AWK_STR + r"|([A-Za-z_]\w*))\s*\|&?\s*getline")
 _AWKS = frozenset({"awk", "gawk", "mawk", "nawk"})
 
 
-def take_functions(text: str, functions: dict[str, str]) -> str:
-    """Record ``name() { body }`` definitions and replace each by ``:`` (a body runs where it
-    is called, so it is read there, with the call's arguments)."""
+def record_functions(text: str, functions: dict[str, str]) -> None:
+    """Record the text of ``name() { body }`` definitions, for expansion where they are called.
+
+    The reader still tokenizes the whole text; it marks the commands of a body it reads as a
+    definition (``Command.function``), and the table skips those only when the body recorded
+    here is trustworthy (``function_body``): a body with a heredoc, a comment, a substitution,
+    a backslash or ANSI quoting (where a text scan and the reader could disagree on where it
+    ends) is judged where it stands."""
     if "(" not in text and "function" not in text:
-        return text
-    out, pos = [], 0
+        return
     for m in _FUNC.finditer(text):
-        if m.start() < pos:
-            continue
         end = _closing_brace(text, m.end())
-        if end is None:
-            continue
-        functions[m.group(1) or m.group(2)] = text[m.end() : end]
-        out.append(text[pos : m.start()] + ":")
-        pos = end + 1
-    out.append(text[pos:])
-    return "".join(out)
+        if end is not None:
+            functions.setdefault(m.group(1) or m.group(2), text[m.end() : end])
+
+
+def function_body(name: str, functions: dict[str, str]) -> str | None:
+    body = functions.get(name)
+    if body is None or any(t in body for t in _UNTRUSTED):
+        return None
+    return body
 
 
 def _closing_brace(text: str, i: int) -> int | None:
@@ -167,16 +175,17 @@ def _awk(cmd: Command, prev: Command | None) -> list[str]:
             out.append(_unescape(m.group(1)[1:-1]))
         else:
             cmd.runs_input = cmd.runs_input or "awk's system() of text built at run time"
-    for m in re.finditer(r'\|&?\s*("(?:[^"\\]|\\.)*")?', prog):
-        target = m.group(1)[1:-1] if m.group(1) else ""
+    pipes = [(m.group(1), m.group(2)) for m in _AWK_PRINT_PIPE.finditer(prog)]
+    pipes += [(m.group(1), m.group(2)) for m in _AWK_GETLINE.finditer(prog)]
+    for literal, name in pipes:
+        target = _unescape(literal[1:-1]) if literal else ""
         first = target.split()[0] if target.split() else ""
         if (
-            not target
+            name
             or os.path.basename(first) in SHELLS
-            or inline_code([first]) is None
-            and reads_stdin_code([first])
+            or (inline_code([first]) is None and reads_stdin_code([first]))
         ):
-            cmd.runs_input = cmd.runs_input or "awk piping text to a shell or command built at run time"
+            cmd.runs_input = cmd.runs_input or "awk piping text to a shell or a command built at run time"
         else:
             out.append(target)
     return out

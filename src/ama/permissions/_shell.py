@@ -69,6 +69,7 @@ class Command:
     runs_input: str | None = None  # a shell / interpreter runs input the reader cannot see
     code: str | None = None  # inline interpreter code (``python3 -c``, ``perl -e``, fed to ``python -``)
     scan: CodeScan | None = None  # what ``code`` runs, deletes, writes
+    function: str | None = None  # inside the body of this function's definition (judged where called)
     memo: dict[object, object] = field(default_factory=dict, repr=False, compare=False)  # checks' cache
 
     @property
@@ -349,7 +350,7 @@ def _read(text: str, result: Analysis, *, depth: int, parent: int | None, max_de
         result.too_deep = True
         return
     result.scripts.append(text)
-    text = _expand.take_functions(text, result.functions)
+    _expand.record_functions(text, result.functions)
     try:
         tokens = _tokens(text)
     except ParseError as e:
@@ -363,6 +364,10 @@ def _read(text: str, result: Analysis, *, depth: int, parent: int | None, max_de
     feed: str | None = None
     pending: str | None = None
     last: Command | None = None  # the previous command of this pipeline, at this level
+    braces = 0  # depth of { … } groups
+    bodies: list[tuple[str, int]] = []  # (function name, brace depth of its body)
+    defining: str | None = None  # a definition's name, until its "{"
+    skip_close = False
 
     def read(script: str, index: int) -> None:
         _read(script, result, depth=depth + 1, parent=index, max_depth=max_depth)
@@ -379,6 +384,7 @@ def _read(text: str, result: Analysis, *, depth: int, parent: int | None, max_de
         u = unwrap_full(words)
         inner, wrappers = u.inner, u.wrappers
         cmd = Command(words, redirs, depth, parent, pipeline, position, inner, wrappers, feed=fed)
+        cmd.function = bodies[-1][0] if bodies else None
         prev = last if position > 0 and last is not None and last.position == position - 1 else None
         last = cmd
         result.commands.append(cmd)
@@ -399,11 +405,29 @@ def _read(text: str, result: Analysis, *, depth: int, parent: int | None, max_de
         for sub in nested:
             read(sub, index)
 
-    for tok in tokens:
+    for k, tok in enumerate(tokens):
         if isinstance(tok, _Word):
             subs.extend(tok.subs)
             if tok.only_subs:
                 continue
+            bare = not tok.quoted and pending is None and not argv
+            if bare and tok.value == "function" and isinstance(tokens[k + 1 : k + 2] or None, list):
+                nxt = tokens[k + 1]
+                if isinstance(nxt, _Word) and not nxt.quoted:
+                    defining = "\0"  # the next word is the name
+                    continue
+            if defining == "\0":
+                defining = tok.value
+                continue
+            if bare and tok.value == "{":
+                braces += 1
+                if defining is not None:
+                    bodies.append((defining, braces))
+                    defining = None
+            elif bare and tok.value == "}":
+                if bodies and bodies[-1][1] == braces:
+                    bodies.pop()
+                braces = max(0, braces - 1)
             if pending is not None:
                 redirects.append((pending, tok.value))
                 if pending in ("<<", "<<-"):
@@ -417,6 +441,10 @@ def _read(text: str, result: Analysis, *, depth: int, parent: int | None, max_de
                 argv.append(tok.value)
         elif tok in _REDIRECTS:
             pending = tok
+        elif skip_close and tok == ")":
+            skip_close = False
+        elif tok == "(" and len(argv) == 1 and not redirects and tokens[k + 1 : k + 2] == [")"]:
+            defining, argv, skip_close = argv[0], [], True  # name() { … }: a definition, not a command
         else:
             finish()
             if tok in _PIPES:
