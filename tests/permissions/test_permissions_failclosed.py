@@ -84,6 +84,7 @@ def test_hits(command: str, name: str) -> None:
         "grep -r key .",
         "env | sort",
         "git config user.email a@b",
+        "git config --global alias.co checkout",  # a plain alias runs git only
         "git restore --staged a.py",
         "python3 -c 'print(1)'",
         "awk '$1 == \"a\" || /b|c/' f",

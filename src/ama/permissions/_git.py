@@ -233,4 +233,6 @@ def config_exec(cmd: Command) -> bool:
     if any(k == "core.hookspath" for k, _v in config_pairs(opts)):
         return True
     pair = config_set(sub, args)
-    return pair is not None and runs_value(pair[0])
+    if pair is None or not runs_value(pair[0]):
+        return False
+    return not pair[0].startswith("alias.") or pair[1].startswith("!")  # a plain alias runs git only
