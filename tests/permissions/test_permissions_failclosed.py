@@ -58,6 +58,8 @@ def dangers(command: str) -> list[str]:
         ("f(){ # }\nrm -rf ~; }; f", "rm-root"),
         ("echo 'g() {' ; rm -rf ~ ; echo '}'", "rm-root"),
         ("awk '{print | \"sh\"}' cmds", "pipe-to-shell"),
+        ("python3 -X dev -c \"import os; os.system('rm -rf ~')\"", "rm-root"),
+        ("cat x | python3 -X dev", "pipe-to-shell"),
     ],
 )
 def test_hits(command: str, name: str) -> None:
@@ -89,6 +91,8 @@ def test_hits(command: str, name: str) -> None:
         "python3 -c 'print(1)'",
         "awk '$1 == \"a\" || /b|c/' f",
         "awk '{print | \"sort\"}' f",
+        "python3 -m pytest -c pytest.ini",
+        "cat data.json | python3 -m json.tool",
     ],
 )
 def test_near_misses(command: str) -> None:

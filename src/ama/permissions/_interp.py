@@ -24,6 +24,9 @@ INTERPRETERS = frozenset(
 _CODE_FLAGS = {"python": "c", "perl": "eE", "ruby": "e", "node": "ep", "php": "r", "lua": "e", "bun": "e",
                "tclsh": "", "Rscript": "e", "osascript": "e", "deno": ""}  # fmt: skip
 _LONG_CODE = ("--eval", "--print", "--command")
+#: options that take the next word as their value (not a script operand)
+_VALUE_OPTS = {"python": ("-X", "-W", "-Q"), "perl": ("-I", "-M", "-m", "-x"), "node": ("-r", "--require", "--import",
+               "--loader", "-C"), "ruby": ("-I", "-r", "-C", "-E"), "php": ("-c", "-d", "-z"), "lua": ("-l",)}  # fmt: skip
 
 
 def family(name: str) -> str:
@@ -47,7 +50,17 @@ def inline_code(argv: list[str]) -> str | None:
     if fam == "deno" and args[:1] == ["eval"] and len(args) > 1:
         return args[1]
     letters = _CODE_FLAGS.get(fam, "e")
+    values = _VALUE_OPTS.get(fam, ())
+    skip = False
     for k, a in enumerate(args):
+        if skip:
+            skip = False
+            continue
+        if a in values:
+            skip = True
+            continue
+        if fam == "python" and a == "-m":
+            return None  # the module's own arguments follow
         if a.startswith(_LONG_CODE):
             if "=" in a:
                 return a.split("=", 1)[1]
@@ -67,7 +80,17 @@ def reads_stdin_code(argv: list[str]) -> bool:
     """An interpreter that reads its program from stdin: ``python3``, ``python -``, ``perl``, ``node -``."""
     if not argv or not family(os.path.basename(argv[0])) or inline_code(argv) is not None:
         return False
-    args = [a for a in argv[1:] if not (a.startswith("-") and a != "-")]
+    values = _VALUE_OPTS.get(family(os.path.basename(argv[0])), ())
+    args, skip = [], False
+    for a in argv[1:]:
+        if skip:
+            skip = False
+        elif a in values:
+            skip = True
+        elif a == "-m":
+            return False
+        elif not (a.startswith("-") and a != "-"):
+            args.append(a)
     return not args or args[0] in ("-", "/dev/stdin")
 
 
