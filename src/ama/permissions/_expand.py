@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 _FUNC = re.compile(
     r"(?:(?<=^)|(?<=[\s;&|(){}]))(?:function\s+([A-Za-z_][\w.:-]*)\s*(?:\(\s*\))?|([A-Za-z_][\w.:-]*)\s*\(\s*\))\s*\{"
 )
-_POSITIONAL = re.compile(r'"\$(?:@|\*|\{[@*]\})"|\$(?:@|\*|\{[@*]\})|"?\$\{?([1-9])\}?"?')
+_POSITIONAL = re.compile(r'"\$(?:@|\*|\{[@*]\})"|\$(?:@|\*|\{[@*]\})|"\$\{?([1-9])\}?"|\$\{?([1-9])\}?')
 _UNTRUSTED = ("<<", "#", "`", "$(", "${", "\\", "$'", '$"')
 _AWK_STR = r'("(?:[^"\\]|\\.)*")'
 _AWK_PRINT_PIPE = re.compile(r"\bprintf?\b[^;{}]*?(?<!\|)\|&?(?!\|)\s*(?:" + _AWK_STR + r"|([A-Za-z_]\w*))")
@@ -100,8 +100,8 @@ def _quoted(args: list[str]) -> str:
 
 def _with_args(body: str, args: list[str]) -> str:
     def sub(m: re.Match[str]) -> str:
-        if m.group(1):
-            k = int(m.group(1))
+        if m.group(1) or m.group(2):
+            k = int(m.group(1) or m.group(2))
             return shlex.quote(args[k - 1]) if k <= len(args) else "''"
         return _quoted(args)
 
