@@ -60,6 +60,7 @@ def dangers(command: str) -> list[str]:
         ("awk '{print | \"sh\"}' cmds", "pipe-to-shell"),
         ("python3 -X dev -c \"import os; os.system('rm -rf ~')\"", "rm-root"),
         ("cat x | python3 -X dev", "pipe-to-shell"),
+        ("trap 'rm -rf ~' EXIT; make", "rm-root"),
     ],
 )
 def test_hits(command: str, name: str) -> None:

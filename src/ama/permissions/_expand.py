@@ -241,6 +241,8 @@ def _scripts(cmd: Command, prev: Command | None, result: Analysis) -> list[str]:
     elif inner[0] in result.aliases and inner[0] not in result.expanding:
         result.expanding.add(inner[0])
         out.append(result.aliases[inner[0]] + " " + _quoted(inner[1:]))
+    if inner[0] == "trap" and len(inner) > 2 and not inner[1].startswith("-"):
+        out.append(inner[1])  # trap 'cmd' EXIT runs cmd later in this shell
     if name == "git":
         out += _git_scripts(cmd, result)
     if name in _AWKS or (name == "busybox" and inner[1:2] and inner[1] in _AWKS):
