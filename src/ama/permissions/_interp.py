@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 INTERPRETERS = frozenset(
     {"python", "python2", "python3", "pypy", "pypy3", "perl", "ruby", "node", "nodejs", "deno", "bun", "php",
@@ -96,37 +97,50 @@ def reads_stdin_code(argv: list[str]) -> bool:
 
 # --- scanning ---------------------------------------------------------------------------
 
-_STR = re.compile(r"""[rbuf]{0,2}("""
+
+class _Lazy:
+    """A pattern compiled on first use: most commands carry no interpreter code, so the
+    start-up of every ama process should not pay for these."""
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self._args = (pattern, flags)
+        self._rx: re.Pattern[str] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._rx is None:
+            self._rx = re.compile(*self._args)
+        return getattr(self._rx, name)
+
+
+_STR = _Lazy(r"""[rbuf]{0,2}("""
                   r"""'''.*?'''|\"\"\".*?\"\"\"|'(?:\\.|[^'\\])*'|"(?:\\.|[^"\\])*")""", re.S)  # fmt: skip
-_SHELL_CALLS = re.compile(
+_SHELL_CALLS = _Lazy(
     r"(?:\bos\.(?:system|popen|exec\w*|spawn\w*)|\bsubprocess\.\w+|\bcommands\.getoutput|\bpty\.spawn"
     r"|\b(?:execSync|execFileSync|spawnSync|execFile)|(?<![\w.])(?:spawn|exec|system|shell_exec|passthru|popen|proc_open)"
     r"|\.(?:exec|spawn)"
     r"|\bIO\.popen|\bOpen3\.\w+|\bos\.execute|\bio\.popen|\bKernel\.(?:system|exec|spawn)|\bqx)\s*[(\s{]"
 )
-_EVAL_CALLS = re.compile(
-    r"(?<![\w.])(?:eval|exec|compile|Function|instance_eval|class_eval|loadstring|load)\s*\("
-)
-_DELETE_CALLS = re.compile(
+_EVAL_CALLS = _Lazy(r"(?<![\w.])(?:eval|exec|compile|Function|instance_eval|class_eval|loadstring|load)\s*\(")
+_DELETE_CALLS = _Lazy(
     r"(?:\bshutil\.rmtree|\brmtree|\bos\.(?:remove|unlink|rmdir|removedirs)|\bremove_tree|(?:\bfs)?\.(?:rmSync|rmdirSync|unlinkSync)|\bfs\.(?:rm|rmdir|unlink)"
     r"|\bFileUtils\.(?:rm_rf|rm_r|rm|remove_dir|remove_entry\w*)|\bFile\.delete|\bDir\.delete"
     r"|\bunlink|\brmdir|\bos\.remove)\s*[(\s]"
 )
-_WRITE_HINT = re.compile(
+_WRITE_HINT = _Lazy(
     r"""open\s*\(.*?,\s*['"][wax+]|write_text|write_bytes|writeFile|appendFile|File\.write|"""
     r"""open\s*\(\s*\w+\s*,\s*['"]>|>>|\bprint\s+\w+\s|fputs|file_put_contents|io\.open\(.*?['"][wa]""",
     re.S,
 )
-_NET = re.compile(
+_NET = _Lazy(
     r"urlopen|urllib|\brequests\.|http\.client|httpx|\bsocket\b|\bfetch\s*\(|https?\.get|\bLWP\b|HTTP::Tiny"
     r"|Net::HTTP|open-uri|URI\.open|Invoke-WebRequest|\bcurl\b|\bwget\b|XMLHttpRequest|\baxios\b"
 )
-_EXECUTES = re.compile(
+_EXECUTES = _Lazy(
     r"\b(?:exec|compile|Function|system|popen|spawn|execSync|instance_eval|loadstring|load)\s*\(|\beval\b|"
     r"\bsubprocess\b|child_process|\bos\.system|`"
 )
-_Q = re.compile("'''.*?'''|\"\"\".*?\"\"\"|" + r"'(?:\\.|[^'\\])*'" + "|" + r'"(?:\\.|[^"\\])*"', re.S)
-_KWARG = re.compile(r"\b\w+\s*=\s*(?:True|False|None|\d+|\w+)\b")
+_Q = _Lazy("'''.*?'''|\"\"\".*?\"\"\"|" + r"'(?:\\.|[^'\\])*'" + "|" + r'"(?:\\.|[^"\\])*"', re.S)
+_KWARG = _Lazy(r"\b\w+\s*=\s*(?:True|False|None|\d+|\w+)\b")
 
 
 @dataclass
