@@ -122,6 +122,8 @@ def dangers(command: str, cwd: str = CWD) -> list[str]:
         # unreadable
         ('echo "unterminated', "unreadable"),
         ("echo $(ls", "unreadable"),
+        # fail closed: a target the reader cannot resolve
+        ("rm -rf $DIR/", "unresolved-target"),
     ],
 )
 def test_dangerous(command: str, name: str) -> None:
@@ -180,7 +182,6 @@ def test_nesting_depth_is_bounded() -> None:
         "rm -rf /tmp/ama-test",
         "rm -rf ~/project/build",
         "rm -f /etc/foo.conf",
-        "rm -rf $DIR/",
         'echo "rm -rf /"',
         "echo 'rm -rf /'",
         "echo '$(rm -rf /)'",

@@ -14,20 +14,26 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ama.permissions import _git
+from ama.permissions._expand import function_body
+from ama.permissions._failclosed import destroys_root, dynamic_code, dynamic_name, dynamic_target
+from ama.permissions._interp import INTERPRETERS
+from ama.permissions._paths import SYSTEM_DIRS, Place, expand_home, is_catastrophic_target
 from ama.permissions._shell import SHELLS, Analysis, Command
-
-#: Top-level directories whose recursive removal or chmod wrecks the system.
-# fmt: off
-SYSTEM_DIRS = frozenset({
-    "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/libx32", "/mnt", "/media",
-    "/opt", "/proc", "/root", "/run", "/sbin", "/srv", "/sys", "/usr", "/var", "/Applications",
-    "/Library", "/System", "/Users", "/Volumes", "/private",
-})
-# fmt: on
-_DOWNLOADERS = frozenset({"curl", "wget", "fetch"})
-_INTERPRETERS = SHELLS | frozenset(
-    {"python", "python2", "python3", "perl", "ruby", "node", "php", "source", ".", "eval"}
+from ama.permissions._writes import (
+    crontab,
+    download_then_run,
+    env_exfil,
+    home_reader,
+    kill_all,
+    sensitive_writes,
+    setuid,
 )
+
+__all__ = ["DANGEROUS", "SYSTEM_DIRS", "Danger", "Finding", "describe", "expand_home", "find_dangers"]
+
+_DOWNLOADERS = frozenset({"curl", "wget", "fetch"})
+_INTERPRETERS = SHELLS | INTERPRETERS | frozenset({"source", ".", "eval"})
 _DISK = re.compile(r"^/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|rdisk|md|dm-|mapper/|sr|fd\d)")
 _SAFE_DEVICES = frozenset({"/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/full"})
 _FORK_BOMB = re.compile(r"([\w:.-]+)\s*\(\s*\)\s*\{[^}]*?\1\s*\|\s*&?\s*\1\s*&")
@@ -47,7 +53,7 @@ class Finding:
 class Danger:
     name: str
     reason: str
-    test: Callable[[Command, Analysis, int, str, str], bool]  # (cmd, analysis, index, cwd, home)
+    test: Callable[[Command, Analysis, int, Place], bool]  # (cmd, analysis, index, where it runs)
 
 
 def _short_flags(args: list[str]) -> str:
@@ -71,84 +77,29 @@ def _operands(args: list[str]) -> list[str]:
     return out
 
 
-def expand_home(word: str, home: str) -> str:
-    for prefix in ("~", "$HOME", "${HOME}"):
-        if word == prefix or word.startswith(prefix + "/"):
-            return home + word[len(prefix) :]
-    return word
-
-
-def is_catastrophic_target(word: str, cwd: str, home: str) -> bool:
-    """``/``, the home directory, a top-level system directory, or everything inside one."""
-    path = expand_home(word, home)
-    if "$" in path or "`" in path:
-        return False
-    if not path.startswith("/"):
-        path = posixpath.join(cwd, path)
-    parts = path.split("/")
-    while len(parts) > 1 and parts[-1] in ("*", ".*", "*.*", "", "."):
-        parts.pop()
-    path = "/" + "/".join(p for p in parts if p)
-    path = posixpath.normpath(path)
-    home = posixpath.normpath(home) if home else ""
-    return path == "/" or path == home or path in SYSTEM_DIRS
-
-
-def _rm_root(cmd: Command, _a: Analysis, _i: int, cwd: str, home: str) -> bool:
+def _rm_root(cmd: Command, _a: Analysis, _i: int, p: Place) -> bool:
     if cmd.name != "rm":
         return False
     args = cmd.inner[1:]
     if "--no-preserve-root" in args:
         return True
     recursive = "--recursive" in args or any(c in _short_flags(args) for c in "rR")
-    return recursive and any(is_catastrophic_target(w, cwd, home) for w in _operands(args))
+    return recursive and any(is_catastrophic_target(w, p.cwd, p.home, p.workspace) for w in _operands(args))
 
 
-def _chmod_root(cmd: Command, _a: Analysis, _i: int, cwd: str, home: str) -> bool:
+def _chmod_root(cmd: Command, _a: Analysis, _i: int, p: Place) -> bool:
     if cmd.name not in ("chmod", "chown", "chgrp"):
         return False
     args = cmd.inner[1:]
     recursive = "--recursive" in args or "R" in _short_flags(args)
-    return recursive and any(is_catastrophic_target(w, cwd, home) for w in _operands(args)[1:])
-
-
-_GIT_VALUE_OPTS = frozenset(
-    {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env"}
-)
+    return recursive and any(
+        is_catastrophic_target(w, p.cwd, p.home, p.workspace) for w in _operands(args)[1:]
+    )
 
 
 def git_subcommand(cmd: Command) -> tuple[str, list[str]]:
-    if cmd.name != "git":
-        return "", []
-    args = cmd.inner[1:]
-    i = 0
-    while i < len(args) and args[i].startswith("-"):
-        i += 2 if args[i] in _GIT_VALUE_OPTS else 1
-    return (args[i], args[i + 1 :]) if i < len(args) else ("", [])
-
-
-def _git_force_push(cmd: Command, *_: object) -> bool:
-    sub, args = git_subcommand(cmd)
-    if sub != "push":
-        return False
-    for a in args:
-        if a in ("--force", "--mirror") or a.startswith(("--force-with-lease", "--force-if-includes")):
-            return True
-        if a.startswith("-") and not a.startswith("--") and "f" in a[1:]:
-            return True
-        if a.startswith("+") and len(a) > 1:  # +refspec forces that ref
-            return True
-    return False
-
-
-def _git_reset_hard(cmd: Command, *_: object) -> bool:
-    sub, args = git_subcommand(cmd)
-    return sub == "reset" and "--hard" in args
-
-
-def _git_clean_force(cmd: Command, *_: object) -> bool:
-    sub, args = git_subcommand(cmd)
-    return sub == "clean" and ("--force" in args or "f" in _short_flags(args))
+    _opts, sub, args = _git.split(cmd.inner)
+    return sub, args
 
 
 def _ancestors(analysis: Analysis, index: int):
@@ -159,7 +110,11 @@ def _ancestors(analysis: Analysis, index: int):
 
 
 def _pipe_to_shell(cmd: Command, analysis: Analysis, index: int, *_: object) -> bool:
-    """A download whose output a shell or interpreter runs: ``curl … | sh``, ``sh <(curl …)``."""
+    """A download whose output a shell or interpreter runs: ``curl … | sh``, ``sh <(curl …)``;
+    a shell or interpreter fed input the reader cannot see (``base64 -d x | sh``, ``sh < f``);
+    interpreter code that fetches from the network and executes."""
+    if cmd.runs_input is not None or (cmd.scan is not None and cmd.scan.net_exec):
+        return True
     if cmd.name not in _DOWNLOADERS:
         return False
     for later in analysis.commands[index + 1 :]:
@@ -190,8 +145,12 @@ def _write_disk(cmd: Command, *_: object) -> bool:
 
 def _root(cmd: Command, *_: object) -> bool:
     return cmd.name in ("sudo", "doas", "su", "pkexec") or any(
-        w in ("sudo", "doas", "pkexec") for w in cmd.wrappers
+        w in ("sudo", "doas", "pkexec", "su") for w in cmd.wrappers
     )
+
+
+def _writes(*kinds: str) -> Callable[[Command, Analysis, int, Place], bool]:
+    return lambda cmd, _a, _i, p: sensitive_writes(cmd, p, kinds)
 
 
 def _shutdown(cmd: Command, *_: object) -> bool:
@@ -205,18 +164,38 @@ def _shutdown(cmd: Command, *_: object) -> bool:
     return False
 
 
+# fmt: off
 DANGEROUS: tuple[Danger, ...] = (
-    Danger("rm-root", "recursively deletes /, the home directory or a system directory", _rm_root),
-    Danger("git-force-push", "force-pushes, which can overwrite history on the remote", _git_force_push),
-    Danger("git-reset-hard", "git reset --hard discards uncommitted changes", _git_reset_hard),
-    Danger("git-clean", "git clean -f deletes untracked files", _git_clean_force),
-    Danger("pipe-to-shell", "runs a downloaded script (curl/wget piped to a shell)", _pipe_to_shell),
+    Danger("rm-root", "recursively deletes /, a home directory, a system directory or a parent of the workspace", _rm_root),
+    Danger("destroy-root", "deletes, moves or overwrites /, a home or system directory (find -delete, rsync --delete, mv, code)", destroys_root),
+    Danger("unresolved-command", "runs a command whose name is built at run time (variable or substitution), so it cannot be checked", dynamic_name),
+    Danger("unresolved-target", "deletes or rewrites a target the reader cannot resolve (variable, substitution or .. out of the workspace)", dynamic_target),
+    Danger("unresolved-code", "runs interpreter code that builds what it runs or deletes at run time", dynamic_code),
+    Danger("git-force-push", "force-pushes, which can overwrite history on the remote", lambda c, *_: _git.force_push(c)),
+    Danger("git-push-delete", "deletes a branch on the remote", lambda c, *_: _git.push_delete(c)),
+    Danger("git-reset-hard", "git reset --hard discards uncommitted changes", lambda c, *_: _git.reset_hard(c)),
+    Danger("git-clean", "git clean -f deletes untracked files", lambda c, *_: _git.clean_force(c)),
+    Danger("git-discard", "discards uncommitted work (checkout/restore of the work tree, stash drop, branch -D)", lambda c, *_: _git.discards_work(c)),
+    Danger("git-config-exec", "sets a git config value git runs as a command (core.hooksPath, aliases, pager ...)", lambda c, *_: _git.config_exec(c)),
+    Danger("pipe-to-shell", "runs a downloaded script or input it cannot see (piped or redirected into a shell or interpreter)", _pipe_to_shell),
+    Danger("startup-file", "writes a shell startup / profile file (runs in every later shell)", _writes("the shell")),
+    Danger("protected-write", "writes .git/hooks, .git/config or .ama/ (run by later commands)", _writes(".git/", ".ama/")),
+    Danger("crontab", "changes the crontab (runs commands later)", lambda c, a, i, p: crontab(c) or sensitive_writes(c, p, ("the crontab",))),
+    Danger("system-file", "writes a system file (/etc, /usr, ...)", _writes("the system file")),
+    Danger("setuid", "sets the setuid/setgid bit", setuid),
+    Danger("kill-all", "kills every process of the user (kill -9 -1, pkill -u)", kill_all),
+    Danger("home-read", "reads the whole home directory (or /), secrets included", home_reader),
     Danger("mkfs", "formats a file system", _mkfs),
     Danger("dd-device", "dd writes to a device", _dd_device),
     Danger("disk-write", "writes to a raw disk device", _write_disk),
-    Danger("chmod-root", "recursively changes permissions of / or a system directory", _chmod_root),
+    Danger("chmod-root", "recursively changes permissions of /, a home or a system directory", _chmod_root),
     Danger("root", "runs as root (sudo / su / doas)", _root),
     Danger("shutdown", "shuts down or reboots the machine", _shutdown),
+)
+# fmt: on
+_WHOLE = (
+    ("download-exec", "runs a file it downloaded in the same command line", download_then_run),
+    ("env-exfil", "sends the environment (env / printenv) to the network", env_exfil),
 )
 
 
@@ -233,10 +212,18 @@ def find_dangers(analysis: Analysis, *, cwd: str, home: str) -> list[Finding]:
         found.append(Finding("too-deep", "nests sh -c / eval / $(…) too deeply to check it", None))
     if any(_FORK_BOMB.search(_QUOTED.sub("", text)) for text in analysis.scripts):
         found.append(Finding("fork-bomb", "is a fork bomb", None))
-    for index, (cmd, where) in enumerate(zip(analysis.commands, _working_dirs(analysis, cwd, home))):
+    places = [Place(where, cwd, home) for where in _working_dirs(analysis, cwd, home)]
+    definition: set[int] = set()  # commands of a function body: judged where the function is called
+    for index, (cmd, place) in enumerate(zip(analysis.commands, places)):
+        trusted = cmd.function is not None and function_body(cmd.function, analysis.functions) is not None
+        if trusted or (cmd.parent is not None and cmd.parent in definition):
+            definition.add(index)
+            continue
         for danger in DANGEROUS:
-            if danger.test(cmd, analysis, index, where, home):
+            if danger.test(cmd, analysis, index, place):
                 found.append(Finding(danger.name, danger.reason, index))
+    for name, reason, check in _WHOLE:
+        found += [Finding(name, reason, i) for i in check(analysis, places)]
     return found
 
 

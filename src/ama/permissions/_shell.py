@@ -24,17 +24,19 @@ import codecs
 import os
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
+
+from ama.permissions import _expand
+from ama.permissions._interp import CodeScan
+from ama.permissions._wrappers import SHELLS, shell_script, unwrap, unwrap_full
+
+__all__ = ["SHELLS", "Analysis", "Command", "ParseError", "analyze", "shell_script", "unwrap"]
 
 #: Levels of ``sh -c`` / ``eval`` / ``$(…)`` nesting that are inspected; deeper asks.
 MAX_DEPTH = 3
 #: Simple commands inspected in one call; more asks.
 MAX_COMMANDS = 500
 
-SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "busybox"})
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
-_RESERVED = frozenset(
-    {"!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "esac"}
-)
 # longest first
 _OPERATORS = (
     ";;&", "&>>", "<<<", "<<-",
@@ -63,6 +65,12 @@ class Command:
     inner: list[str] = field(default_factory=list)  # argv without assignments and wrappers
     wrappers: list[str] = field(default_factory=list)  # basenames of sudo, env, timeout, ...
     transparent: bool = False  # a pure ``sh -c`` / ``eval`` whose script was read as commands
+    feed: str | None = None  # literal text on stdin: a heredoc, a here-string, ``echo … |``
+    runs_input: str | None = None  # a shell / interpreter runs input the reader cannot see
+    code: str | None = None  # inline interpreter code (``python3 -c``, ``perl -e``, fed to ``python -``)
+    scan: CodeScan | None = None  # what ``code`` runs, deletes, writes
+    function: str | None = None  # inside the body of this function's definition (judged where called)
+    memo: dict[object, object] = field(default_factory=dict, repr=False, compare=False)  # checks' cache
 
     @property
     def text(self) -> str:
@@ -74,7 +82,7 @@ class Command:
     def inner_text(self) -> str:
         return " ".join(self.inner)
 
-    @property
+    @cached_property
     def name(self) -> str:
         """Basename of the program actually run (``/bin/rm`` -> ``rm``)."""
         return os.path.basename(self.inner[0]) if self.inner else ""
@@ -91,6 +99,10 @@ class Analysis:
     error: str | None = None
     too_deep: bool = False
     pipelines: int = 0  # pipeline ids handed out so far
+    aliases: dict[str, str] = field(default_factory=dict)  # alias NAME=VALUE seen so far
+    functions: dict[str, str] = field(default_factory=dict)  # NAME() { BODY } in the text
+    git_aliases: dict[str, str] = field(default_factory=dict)  # git -c alias.X=… / git config alias.X …
+    expanding: set[str] = field(default_factory=set)  # aliases / functions being expanded
 
     @property
     def ok(self) -> bool:
@@ -106,6 +118,7 @@ class _Word:
     subs: list[str]
     quoted: bool
     only_subs: bool = False  # substitutions of a heredoc body: no argv word
+    body: str | None = None  # for a heredoc delimiter: the heredoc's text
 
 
 def _skip_quoted(s: str, i: int) -> int:
@@ -166,7 +179,7 @@ def _tokens(s: str) -> list[_Word | str]:
     buf: list[str] = []
     subs: list[str] = []
     in_word = quoted = False
-    heredocs: list[tuple[str, bool, bool]] = []  # (delimiter, strip tabs, body expands)
+    heredocs: list[tuple[_Word, bool, bool]] = []  # (delimiter, strip tabs, body expands)
     pending_heredoc: str | None = None
     i, n = 0, len(s)
 
@@ -176,7 +189,7 @@ def _tokens(s: str) -> list[_Word | str]:
             word = _Word("".join(buf), subs, quoted)
             out.append(word)
             if pending_heredoc is not None:
-                heredocs.append((word.value, pending_heredoc == "<<-", not quoted))
+                heredocs.append((word, pending_heredoc == "<<-", not quoted))
                 pending_heredoc = None
         buf, subs, in_word, quoted = [], [], False, False
 
@@ -281,9 +294,11 @@ def _ansi_c(body: str) -> str:
         return body
 
 
-def _skip_heredocs(s: str, i: int, heredocs: list[tuple[str, bool, bool]], out: list[_Word | str]) -> int:
-    """Skip heredoc bodies after a newline; substitutions in expanding bodies become a word."""
-    for delim, strip_tabs, expands in heredocs:
+def _skip_heredocs(s: str, i: int, heredocs: list[tuple[_Word, bool, bool]], out: list[_Word | str]) -> int:
+    """Read heredoc bodies after a newline into their delimiter word; substitutions in
+    expanding bodies become a word."""
+    for word, strip_tabs, expands in heredocs:
+        delim = word.value
         body: list[str] = []
         while i < len(s):
             end = s.find("\n", i)
@@ -292,6 +307,7 @@ def _skip_heredocs(s: str, i: int, heredocs: list[tuple[str, bool, bool]], out: 
             if (line.lstrip("\t") if strip_tabs else line) == delim:
                 break
             body.append(line)
+        word.body = "".join(x + "\n" for x in body)
         if expands:
             text = "\n".join(body)
             subs = _substitutions(text)
@@ -322,88 +338,6 @@ def _substitutions(text: str) -> list[str]:
 # --- commands ---------------------------------------------------------------------------
 
 
-def _skip_options(args: list[str], i: int, with_value: frozenset[str] = frozenset()) -> int:
-    while i < len(args) and args[i].startswith("-") and args[i] != "-":
-        if args[i] == "--":
-            return i + 1
-        i += 2 if args[i] in with_value else 1
-    return i
-
-
-def unwrap(argv: list[str]) -> tuple[list[str], list[str]]:
-    """The command actually run, without ``VAR=x``, ``env``, ``sudo``, ``timeout 5``, ...
-
-    Returns ``(inner argv, wrapper basenames)``; ``command -v x`` runs nothing (empty argv).
-    """
-    wrappers: list[str] = []
-    i = 0
-    while i < len(argv):
-        word = argv[i]
-        if _ASSIGNMENT.match(word):
-            i += 1
-            continue
-        if word in _RESERVED:
-            i += 1
-            continue
-        name = os.path.basename(word)
-        rest = argv[i + 1 :]
-        if name in ("sudo", "doas", "pkexec"):
-            wrappers.append(name)
-            i = _skip_options(
-                argv, i + 1, frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T"})
-            )
-        elif name == "env":
-            wrappers.append(name)
-            i = _skip_options(argv, i + 1, frozenset({"-u", "-C", "-S", "--unset", "--chdir"}))
-        elif name in (
-            "command",
-            "builtin",
-            "exec",
-            "nohup",
-            "time",
-            "noglob",
-            "stdbuf",
-            "unbuffer",
-            "ionice",
-        ):
-            if name == "command" and any(a in ("-v", "-V") for a in rest[:1]):
-                return [], wrappers + [name]
-            wrappers.append(name)
-            i = _skip_options(argv, i + 1, frozenset({"-a", "-c", "-n", "-o", "-e", "-i"}))
-        elif name == "nice":
-            wrappers.append(name)
-            i = _skip_options(argv, i + 1, frozenset({"-n"}))
-        elif name == "timeout":
-            wrappers.append(name)
-            i = _skip_options(argv, i + 1, frozenset({"-s", "-k", "--signal", "--kill-after"})) + 1
-        elif name == "xargs":
-            wrappers.append(name)
-            i = _skip_options(argv, i + 1, frozenset({"-I", "-n", "-P", "-d", "-E", "-L", "-s", "-a"}))
-        else:
-            return argv[i:], wrappers
-    return [], wrappers
-
-
-def shell_script(argv: list[str]) -> str | None:
-    """The script of ``sh -c SCRIPT`` (any shell, flags like ``-lc`` / ``-e -c``), else None."""
-    if not argv or os.path.basename(argv[0]) not in SHELLS:
-        return None
-    args = argv[1:]
-    if os.path.basename(argv[0]) == "busybox":
-        if not args or args[0] not in SHELLS:
-            return None
-        args = args[1:]
-    i, has_c = 0, False
-    while i < len(args) and args[i].startswith(("-", "+")) and args[i] not in ("-", "--"):
-        a = args[i]
-        if not a.startswith("--") and "c" in a[1:]:
-            has_c = True
-        i += 2 if a in ("-o", "+o", "-O", "+O") else 1
-    if i < len(args) and args[i] == "--":
-        i += 1
-    return args[i] if has_c and i < len(args) else None
-
-
 def analyze(text: str, *, max_depth: int = MAX_DEPTH) -> Analysis:
     """Read ``text`` into simple commands at every nesting level (see module docstring)."""
     result = Analysis(text)
@@ -416,6 +350,7 @@ def _read(text: str, result: Analysis, *, depth: int, parent: int | None, max_de
         result.too_deep = True
         return
     result.scripts.append(text)
+    _expand.record_functions(text, result.functions)
     try:
         tokens = _tokens(text)
     except ParseError as e:
@@ -426,19 +361,32 @@ def _read(text: str, result: Analysis, *, depth: int, parent: int | None, max_de
     argv: list[str] = []
     redirects: list[tuple[str, str]] = []
     subs: list[str] = []
+    feed: str | None = None
     pending: str | None = None
+    last: Command | None = None  # the previous command of this pipeline, at this level
+    braces = 0  # depth of { … } groups
+    bodies: list[tuple[str, int]] = []  # (function name, brace depth of its body)
+    defining: str | None = None  # a definition's name, until its "{"
+    skip_close = False
+
+    def read(script: str, index: int) -> None:
+        _read(script, result, depth=depth + 1, parent=index, max_depth=max_depth)
 
     def finish() -> None:
-        nonlocal argv, redirects, subs
-        words, redirs, nested = argv, redirects, subs
-        argv, redirects, subs = [], [], []
+        nonlocal argv, redirects, subs, feed, last
+        words, redirs, nested, fed = argv, redirects, subs, feed
+        argv, redirects, subs, feed = [], [], [], None
         if not (words or redirs or nested):
             return
         if len(result.commands) >= MAX_COMMANDS:
             result.too_deep = True
             return
-        inner, wrappers = unwrap(words)
-        cmd = Command(words, redirs, depth, parent, pipeline, position, inner, wrappers)
+        u = unwrap_full(words)
+        inner, wrappers = u.inner, u.wrappers
+        cmd = Command(words, redirs, depth, parent, pipeline, position, inner, wrappers, feed=fed)
+        cmd.function = bodies[-1][0] if bodies else None
+        prev = last if position > 0 and last is not None and last.position == position - 1 else None
+        last = cmd
         result.commands.append(cmd)
         index = len(result.commands) - 1
         plain = not redirs and not wrappers and len(inner) == len(words)
@@ -447,17 +395,45 @@ def _read(text: str, result: Analysis, *, depth: int, parent: int | None, max_de
             script = " ".join(inner[1:])
         if script is not None:
             cmd.transparent = plain
-            _read(script, result, depth=depth + 1, parent=index, max_depth=max_depth)
+            read(script, index)
+        if u.script is not None:
+            read(u.script, index)
+        extras, expanding = _expand.scripts(cmd, prev, result)
+        for extra in extras:
+            read(extra, index)
+        result.expanding -= expanding
         for sub in nested:
-            _read(sub, result, depth=depth + 1, parent=index, max_depth=max_depth)
+            read(sub, index)
 
-    for tok in tokens:
+    for k, tok in enumerate(tokens):
         if isinstance(tok, _Word):
             subs.extend(tok.subs)
             if tok.only_subs:
                 continue
+            bare = not tok.quoted and pending is None and not argv
+            if bare and tok.value == "function" and isinstance(tokens[k + 1 : k + 2] or None, list):
+                nxt = tokens[k + 1]
+                if isinstance(nxt, _Word) and not nxt.quoted:
+                    defining = "\0"  # the next word is the name
+                    continue
+            if defining == "\0":
+                defining = tok.value
+                continue
+            if bare and tok.value == "{":
+                braces += 1
+                if defining is not None:
+                    bodies.append((defining, braces))
+                    defining = None
+            elif bare and tok.value == "}":
+                if bodies and bodies[-1][1] == braces:
+                    bodies.pop()
+                braces = max(0, braces - 1)
             if pending is not None:
                 redirects.append((pending, tok.value))
+                if pending in ("<<", "<<-"):
+                    feed = tok.body if tok.body is not None else ""
+                elif pending == "<<<":
+                    feed = tok.value + "\n"
                 pending = None
             elif not tok.quoted and _BRACES.search(tok.value):
                 argv.extend(_brace_expand(tok.value))
@@ -465,6 +441,10 @@ def _read(text: str, result: Analysis, *, depth: int, parent: int | None, max_de
                 argv.append(tok.value)
         elif tok in _REDIRECTS:
             pending = tok
+        elif skip_close and tok == ")":
+            skip_close = False
+        elif tok == "(" and len(argv) == 1 and not redirects and tokens[k + 1 : k + 2] == [")"]:
+            defining, argv, skip_close = argv[0], [], True  # name() { … }: a definition, not a command
         else:
             finish()
             if tok in _PIPES:
