@@ -23,7 +23,7 @@ import msgspec
 
 from ama.messages import UNSET, Unset
 from ama.session.entries import iso_to_ms
-from ama.session.reader import header_problem, parse_header
+from ama.session.reader import DECODE_ERRORS, header_problem, parse_header
 
 ARCHIVE_TYPE = "ama.archive"
 TASK_TYPE = "ama.task"
@@ -96,7 +96,7 @@ def _camel(name: str) -> str:
 def _preview(raw: msgspec.Raw) -> str:
     try:
         content = _any.decode(raw)
-    except msgspec.DecodeError:
+    except DECODE_ERRORS:
         return ""
     if isinstance(content, str):
         text = content
@@ -124,7 +124,7 @@ def _line_at(data: bytes, start: int) -> bytes:
 def _custom_data(line: bytes) -> dict | None:
     try:
         d = _any.decode(_light.decode(line).data)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except DECODE_ERRORS:
         return None
     return d if isinstance(d, dict) else None
 
@@ -192,7 +192,7 @@ def _fast(data: bytes, first: bytes, s: SessionSummary) -> bool:
             if not s.first_message:
                 try:
                     e = _light.decode(_line_at(data, start))
-                except (msgspec.DecodeError, msgspec.ValidationError):
+                except DECODE_ERRORS:
                     e = None
                 if e is not None and e.message is not None:
                     s.first_message = _preview(e.message.content)
@@ -202,7 +202,7 @@ def _fast(data: bytes, first: bytes, s: SessionSummary) -> bool:
     while pos >= 0:
         try:
             e = _light.decode(_line_at(data, pos + 1))
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        except DECODE_ERRORS:
             e = None
         if e is not None and e.name is not UNSET:
             s.name = e.name or None  # type: ignore[assignment]
@@ -234,7 +234,7 @@ def _line_by_line(data: bytes, s: SessionSummary, *, has_header: bool) -> None:
             continue
         try:
             e = _light.decode(line)
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        except DECODE_ERRORS:
             s.damaged += 1  # a damaged line, or the partial tail of an interrupted write
             continue
         t = e.type
@@ -255,7 +255,7 @@ def _line_by_line(data: bytes, s: SessionSummary, *, has_header: bool) -> None:
         elif t == "custom" and e.custom_type in (ARCHIVE_TYPE, TASK_TYPE):
             try:
                 d = _any.decode(e.data)
-            except msgspec.DecodeError:
+            except DECODE_ERRORS:
                 continue
             if not isinstance(d, dict):
                 continue
