@@ -8,6 +8,7 @@ import os
 import sys
 
 from ama.cli.util import add_session_dir, local_time, one_line, parse_duration, print_json, sessions_dir
+from ama.errors import AmaError
 
 
 def build_parser(prog: str) -> argparse.ArgumentParser:
@@ -124,25 +125,52 @@ def sessions_list(args: argparse.Namespace) -> int:
     if args.json:
         print_json(page.to_json())
         return 0
-    for d in page.damaged:
-        print(f"warning: {d.path}: {d.header_error}", file=sys.stderr)
-    if not page.sessions:
+    if not page.sessions and not page.damaged:
         where = "any workspace" if args.all else os.getcwd()
         kind = "archived sessions" if args.archived else "sessions"
         print(f"No {kind} in {where} (sessions directory {root}).", file=sys.stderr)
         return 0
+    _print_table(page, summaries, show_project=args.all)
+    if page.next_cursor:
+        sys.stdout.flush()  # the rows first, then the hint on its own line
+        print(f"\nmore: {' '.join(_relist(args))} --cursor {page.next_cursor}", file=sys.stderr)
+    return 0
+
+
+def _print_table(page, summaries: list, *, show_project: bool) -> None:
+    from ama.session.layout import name_id
+    from ama.session.shortid import abbreviate
+
+    shown = [s.id for s in page.sessions] + [name_id(d.path) for d in page.damaged]
+    short = abbreviate(shown, among=[s.id for s in summaries] + [name_id(s.path) for s in summaries])
+    id_w = max([8, *(len(v) for v in short.values())])
+    proj_w = min(40, max([7, *(len(s.cwd) for s in page.sessions)])) if show_project else 0
     width = 100
-    header = f"{'ID':<8}  {'UPDATED':<16}  {'MSGS':>4}  " + ("PROJECT  " if args.all else "") + "TITLE"
-    print(header)
+    header = f"{'ID':<{id_w}}  {'UPDATED':<16}  {'MSGS':>4}  " + (f"{'PROJECT':<{proj_w}}  " if show_project else "")
+    print(header + "TITLE")
     for s in page.sessions:
         title = s.name or s.first_message or "(no messages)"
         flags = (" [damaged]" if s.damaged else "") + (" [sub-agent]" if s.subagent else "")
-        project = f"{s.cwd}  " if args.all else ""
-        line = f"{s.id[:8]:<8}  {local_time(s.last_message_time, seconds=False):<16}  {s.message_count:>4}  {project}"
+        project = f"{_fit(s.cwd, proj_w):<{proj_w}}  " if show_project else ""
+        line = f"{short[s.id]:<{id_w}}  {local_time(s.last_message_time, seconds=False):<16}  {s.message_count:>4}  {project}"
         print(line + one_line(title + flags, max(20, width - len(line))))
-    if page.next_cursor:
-        print(f"more: {' '.join(_relist(args))} --cursor {page.next_cursor}", file=sys.stderr)
-    return 0
+    for d in page.damaged:
+        # no header to trust: the id comes from the file name, the time from the file
+        nid = short.get(name_id(d.path), "") or "?"
+        when = local_time(_ns_iso(d.mtime_ns), seconds=False) if d.mtime_ns else "-"
+        project = f"{'?':<{proj_w}}  " if show_project else ""
+        print(f"{nid:<{id_w}}  {when:<16}  {'-':>4}  {project}[{d.problem}] {d.path}")
+
+
+def _fit(text: str, width: int) -> str:
+    """``text`` in ``width`` columns, cut at the front (the end of a path tells most)."""
+    return text if len(text) <= width else "…" + text[len(text) - width + 1 :]
+
+
+def _ns_iso(ns: int) -> str:
+    import datetime as dt
+
+    return dt.datetime.fromtimestamp(ns / 1e9, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _relist(args: argparse.Namespace) -> list[str]:
@@ -166,14 +194,22 @@ def sessions_show(args: argparse.Namespace) -> int:
     from ama.session.lineage import lineage_of
     from ama.session.projection import project
     from ama.session.reader import read_session
+    from ama.session.shortid import short_session_ids
     from ama.session.tree import SessionTree
 
     root = sessions_dir(args)
     if os.path.isfile(args.id):
         path = os.path.abspath(args.id)
     else:
-        path = resolve(root, args.id).path
-    data = read_session(path)
+        path = resolve(root, args.id, damaged=True).path
+    try:
+        data = read_session(path)
+    except OSError as e:
+        raise AmaError(
+            "corrupt",
+            f"cannot read session file {path}: {e.strerror or e}; 'ama sessions rm {path}' moves it to the trash",
+            data={"path": path},
+        ) from None
     tree = SessionTree(data.entries, data.leaf_id)
     branch_ids = set(tree.path_ids())
     if args.context:
@@ -219,8 +255,9 @@ def sessions_show(args: argparse.Namespace) -> int:
         rows.append(("Name", tree.name))
     if lineage["parent"]:
         rows.append(("Parent", lineage["parent"]))
+    short = short_session_ids(root, [data.id, *lineage["children"]])
     if lineage["children"]:
-        rows.append(("Forks", ", ".join(c[:8] for c in lineage["children"])))
+        rows.append(("Forks", ", ".join(short[c] for c in lineage["children"])))
     if info["archived"]:
         rows.append(("Archived", "yes" if info["archivedOwn"] else "yes (inherited from an ancestor)"))
     rows.append(
@@ -230,12 +267,9 @@ def sessions_show(args: argparse.Namespace) -> int:
             f"{leaves} branch{'es' if leaves != 1 else ''}",
         )
     )
-    rows.append(
-        (
-            "Messages",
-            f"{counts.messages} (user {counts.user}, assistant {counts.assistant}, tool results {counts.tool_results})",
-        )
-    )
+    kinds = [("user", counts.user), ("assistant", counts.assistant), ("tool results", counts.tool_results)]
+    kinds += [(k, n) for k, n in (("system", counts.system), ("other", counts.other_messages)) if n]
+    rows.append(("Messages", f"{counts.messages} ({', '.join(f'{k} {n}' for k, n in kinds)})"))
     for label, value in rows:
         print(f"{label:<9} {value}")
     if data.readonly_reason and h is not None and h.version != 3:
@@ -246,7 +280,7 @@ def sessions_show(args: argparse.Namespace) -> int:
     if not users:
         print("No user messages.")
         return 0
-    print(f"User messages (reuse with ama --from {sid[:8]}#<n>):")
+    print(f"User messages (reuse with ama --from {short.get(data.id) or path}#<n>):")
     for u in users:
         marks = []
         if u.origin:
@@ -264,6 +298,12 @@ def sessions_show(args: argparse.Namespace) -> int:
 # --- fork / archive / rename ---------------------------------------------------------------
 
 
+def _short(root: str, sid: str, *, trash: bool = False) -> str:
+    from ama.session.shortid import short_session_id
+
+    return short_session_id(root, sid, trash=trash)
+
+
 def sessions_fork(args: argparse.Namespace) -> int:
     from ama.session.catalog import resolve
     from ama.session.fork import fork_session
@@ -275,7 +315,7 @@ def sessions_fork(args: argparse.Namespace) -> int:
         print_json({"id": sid, "path": path, "parentSession": r.id})
     else:
         print(sid)
-        print(f"forked {r.id[:8]} -> {path}", file=sys.stderr)
+        print(f"forked {_short(root, r.id)} -> {path}", file=sys.stderr)
     return 0
 
 
@@ -287,11 +327,12 @@ def _archive(args: argparse.Namespace, archived: bool) -> int:
         print_json(res)
         return 0
     verb = "archived" if archived else "unarchived"
+    short = _short(sessions_dir(args), res["id"])
     if not res["changed"]:
-        print(f"session {res['id'][:8]} was already {verb}")
+        print(f"session {short} was already {verb}")
     else:
         extra = f" (and by lineage {len(res['lineage'])} descendant session(s))" if res["lineage"] and archived else ""
-        print(f"{verb} session {res['id'][:8]}{extra}")
+        print(f"{verb} session {short}{extra}")
     return 0
 
 
@@ -314,7 +355,8 @@ def sessions_rename(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"id": r.id, "path": r.path, "name": args.name or None})
     else:
-        print(f"renamed {r.id[:8]}: {args.name}" if args.name else f"cleared the name of {r.id[:8]}")
+        short = _short(sessions_dir(args), r.id)
+        print(f"renamed {short}: {args.name}" if args.name else f"cleared the name of {short}")
     return 0
 
 
@@ -328,8 +370,11 @@ def sessions_rm(args: argparse.Namespace) -> int:
     if args.json:
         print_json(res)
     else:
-        print(f"moved session {res['id'][:8]} to the trash: {res['trashPath']}")
-        print(f"undo with: ama sessions restore {res['id'][:8]}", file=sys.stderr)
+        if not res["id"]:
+            print(f"moved {res['path']} to the trash: {res['trashPath']}")
+            return 0
+        print(f"moved session {_short(sessions_dir(args), res['id'])} to the trash: {res['trashPath']}")
+        print(f"undo with: ama sessions restore {_short(sessions_dir(args), res['id'], trash=True)}", file=sys.stderr)
     return 0
 
 
@@ -340,7 +385,7 @@ def sessions_restore(args: argparse.Namespace) -> int:
     if args.json:
         print_json(res)
     else:
-        print(f"restored session {res['id'][:8]}: {res['path']}")
+        print(f"restored session {_short(sessions_dir(args), res['id'])}: {res['path']}")
     return 0
 
 

@@ -82,6 +82,18 @@ class SessionSummary:
     mtime_ns: int
     # filled by the catalog from the lineage:
     archived: bool = False
+    #: why the file could not be read at all (``Is a directory``...), else None
+    unreadable: str | None = None
+
+    @property
+    def problem(self) -> str | None:
+        """What makes this session unlistable as a normal row: an unreadable file or a
+        damaged header line (damaged lines further down do not count here)."""
+        if self.unreadable is not None:
+            return f"unreadable: {self.unreadable}"
+        if self.header_error is not None:
+            return f"damaged header: {self.header_error}"
+        return None
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
@@ -263,6 +275,19 @@ def _line_by_line(data: bytes, s: SessionSummary, *, has_header: bool) -> None:
                 s.archived_own = bool(d.get("archived"))
             elif s.entry_count == 1:
                 _apply_task(s, d)
+
+
+def unreadable_summary(path: str, err: OSError) -> SessionSummary:
+    """The catalog row of a file that cannot be read (``EISDIR``, ``ELOOP``, ``EACCES``...)."""
+    try:
+        st = os.lstat(path)
+        size, mtime_ns = st.st_size, st.st_mtime_ns
+    except OSError:
+        size = mtime_ns = 0
+    s = summarize_bytes(b"", path, size=size, mtime_ns=mtime_ns)
+    s.header_error = None
+    s.unreadable = err.strerror or str(err)
+    return s
 
 
 def summarize_file(path: str) -> SessionSummary:
