@@ -164,6 +164,10 @@ def build_agent(opts: AgentOptions) -> tuple[AgentSession, list[str]]:
             config=config,
             checkpoints=tracker,
         )
+        if session.entries:  # resumed: the files it read are known again (resume_reads)
+            from ama.agent.resume_reads import rebuild_read_files
+
+            rebuild_read_files(agent.read_files, session.branch(), cwd)
     except BaseException:
         session.close()
         raise
