@@ -11,6 +11,12 @@ from ama.cli.util import add_session_dir, local_time, one_line, parse_duration, 
 from ama.errors import AmaError
 
 
+def sessions_list(args: argparse.Namespace) -> int:
+    from ama.cli.sessions_list import sessions_list as run
+
+    return run(args)
+
+
 def build_parser(prog: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=prog,
@@ -92,108 +98,17 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     return parser
 
 
-# --- list -------------------------------------------------------------------------------
-
-
-def _summaries(root: str, no_cache: bool) -> list:
-    """The catalog from the session index (refreshed), or by scanning the files: the same."""
-    if not no_cache:
-        from ama.index.access import with_index
-        from ama.index.listing import summaries
-
-        res = with_index(root, lambda db, info: summaries(db, info, root))
-        if res is not None:
-            return res[0]
-    from ama.session.catalog import scan
-
-    return scan(root)
-
-
-def sessions_list(args: argparse.Namespace) -> int:
-    from ama.session.catalog import list_page
-
-    root = os.path.abspath(sessions_dir(args))
-    summaries = _summaries(root, args.no_cache)
-    page = list_page(
-        summaries,
-        cwd=None if args.all else os.getcwd(),
-        archived=args.archived,
-        include_subagents=args.include_subagents,
-        limit=args.limit,
-        cursor=args.cursor,
-    )
-    if args.json:
-        print_json(page.to_json())
-        return 0
-    if not page.sessions and not page.damaged:
-        where = "any workspace" if args.all else os.getcwd()
-        kind = "archived sessions" if args.archived else "sessions"
-        print(f"No {kind} in {where} (sessions directory {root}).", file=sys.stderr)
-        return 0
-    _print_table(page, summaries, show_project=args.all)
-    if page.next_cursor:
-        sys.stdout.flush()  # the rows first, then the hint on its own line
-        print(f"\nmore: {' '.join(_relist(args))} --cursor {page.next_cursor}", file=sys.stderr)
-    return 0
-
-
-def _print_table(page, summaries: list, *, show_project: bool) -> None:
-    from ama.session.layout import name_id
-    from ama.session.shortid import abbreviate
-
-    shown = [s.id for s in page.sessions] + [name_id(d.path) for d in page.damaged]
-    short = abbreviate(shown, among=[s.id for s in summaries] + [name_id(s.path) for s in summaries])
-    id_w = max([8, *(len(v) for v in short.values())])
-    proj_w = min(40, max([7, *(len(s.cwd) for s in page.sessions)])) if show_project else 0
-    width = 100
-    header = f"{'ID':<{id_w}}  {'UPDATED':<16}  {'MSGS':>4}  " + (f"{'PROJECT':<{proj_w}}  " if show_project else "")
-    print(header + "TITLE")
-    for s in page.sessions:
-        title = s.name or s.first_message or "(no messages)"
-        flags = (" [damaged]" if s.damaged else "") + (" [sub-agent]" if s.subagent else "")
-        project = f"{_fit(s.cwd, proj_w):<{proj_w}}  " if show_project else ""
-        line = f"{short[s.id]:<{id_w}}  {local_time(s.last_message_time, seconds=False):<16}  {s.message_count:>4}  {project}"
-        print(line + one_line(title + flags, max(20, width - len(line))))
-    for d in page.damaged:
-        # no header to trust: the id comes from the file name, the time from the file
-        nid = short.get(name_id(d.path), "") or "?"
-        when = local_time(_ns_iso(d.mtime_ns), seconds=False) if d.mtime_ns else "-"
-        project = f"{'?':<{proj_w}}  " if show_project else ""
-        print(f"{nid:<{id_w}}  {when:<16}  {'-':>4}  {project}[{d.problem}] {d.path}")
-
-
-def _fit(text: str, width: int) -> str:
-    """``text`` in ``width`` columns, cut at the front (the end of a path tells most)."""
-    return text if len(text) <= width else "…" + text[len(text) - width + 1 :]
-
-
-def _ns_iso(ns: int) -> str:
-    import datetime as dt
-
-    return dt.datetime.fromtimestamp(ns / 1e9, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def _relist(args: argparse.Namespace) -> list[str]:
-    out = ["ama sessions list"]
-    for flag in ("all", "archived", "include_subagents", "no_cache"):
-        if getattr(args, flag):
-            out.append("--" + flag.replace("_", "-"))
-    if args.limit != 50:
-        out.append(f"--limit {args.limit}")
-    if args.session_dir:
-        out.append(f"--session-dir {args.session_dir}")
-    return out
-
-
 # --- show -------------------------------------------------------------------------------
 
 
 def sessions_show(args: argparse.Namespace) -> int:
+    from ama.cli.sessions_list import settled_status
     from ama.session.catalog import resolve
     from ama.session.history import count, user_messages
     from ama.session.lineage import lineage_of
+    from ama.session.meta import derive
     from ama.session.projection import project
-    from ama.session.reader import read_session
+    from ama.session.reader import parse_session
     from ama.session.shortid import short_session_ids
     from ama.session.tree import SessionTree
 
@@ -203,13 +118,17 @@ def sessions_show(args: argparse.Namespace) -> int:
     else:
         path = resolve(root, args.id, damaged=True).path
     try:
-        data = read_session(path)
+        with open(path, "rb") as f:
+            raw = f.read()
     except OSError as e:
         raise AmaError(
             "corrupt",
             f"cannot read session file {path}: {e.strerror or e}; 'ama sessions rm {path}' moves it to the trash",
             data={"path": path},
         ) from None
+    data = parse_session(raw, path=path)
+    meta = derive(raw)  # what the catalog lists, from the same function
+    meta.task_status = settled_status(meta.task_status, path)
     tree = SessionTree(data.entries, data.leaf_id)
     branch_ids = set(tree.path_ids())
     if args.context:
@@ -239,6 +158,9 @@ def sessions_show(args: argparse.Namespace) -> int:
         "labels": tree.labels(),
         "problems": data.problems,
         "readonly": data.readonly_reason,
+        "errorCount": meta.error_count,
+        "pendingInteraction": meta.pending_interaction,
+        "taskStatus": meta.task_status,
         "userMessages": [u.to_json() for u in users],
     }
     if args.json:
@@ -270,6 +192,10 @@ def sessions_show(args: argparse.Namespace) -> int:
     kinds = [("user", counts.user), ("assistant", counts.assistant), ("tool results", counts.tool_results)]
     kinds += [(k, n) for k, n in (("system", counts.system), ("other", counts.other_messages)) if n]
     rows.append(("Messages", f"{counts.messages} ({', '.join(f'{k} {n}' for k, n in kinds)})"))
+    status = [f"task {meta.task_status}", f"{meta.error_count} error{'s' if meta.error_count != 1 else ''}"]
+    if meta.pending_interaction:
+        status.append(f"pending {meta.pending_interaction.replace('_', ' ')}")
+    rows.append(("Status", " · ".join(status)))
     for label, value in rows:
         print(f"{label:<9} {value}")
     if data.readonly_reason and h is not None and h.version != 3:

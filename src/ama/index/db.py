@@ -140,6 +140,21 @@ def m002_query_cache(db: sqlite3.Connection) -> None:
     )
 
 
+@migration
+def m003_catalog_metadata(db: sqlite3.Connection) -> None:
+    """Seed 002's catalog metadata per file (``ama.session.meta``): assistant errors, a
+    pending interaction, the task status.  The catalog summary carries the same values;
+    a rebuild fills these columns for files indexed before (the summary's fields changed)."""
+    _script(
+        db,
+        """
+        ALTER TABLE files ADD COLUMN error_count INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE files ADD COLUMN pending_interaction TEXT;
+        ALTER TABLE files ADD COLUMN task_status TEXT NOT NULL DEFAULT 'completed'
+        """,
+    )
+
+
 def path() -> str:
     from ama.config.paths import data_dir
 

@@ -23,6 +23,7 @@ import msgspec
 
 from ama.messages import UNSET, Unset
 from ama.session.entries import iso_to_ms
+from ama.session.meta import derive
 from ama.session.reader import DECODE_ERRORS, header_problem, parse_header
 
 ARCHIVE_TYPE = "ama.archive"
@@ -84,6 +85,10 @@ class SessionSummary:
     archived: bool = False
     #: why the file could not be read at all (``Is a directory``...), else None
     unreadable: str | None = None
+    # seed 002's catalog metadata, from ama.session.meta.derive (the scan and the index alike)
+    error_count: int = 0
+    pending_interaction: str | None = None
+    task_status: str = "completed"
 
     @property
     def problem(self) -> str | None:
@@ -178,6 +183,8 @@ def summarize_bytes(data: bytes, path: str, *, size: int | None = None, mtime_ns
         _line_by_line(data, s, has_header=header is not None)
     s.last_message_time = s.last_message_time or s.created
     s.last_message_ms = iso_to_ms(s.last_message_time)
+    meta = derive(data)
+    s.error_count, s.pending_interaction, s.task_status = meta.error_count, meta.pending_interaction, meta.task_status
     return s
 
 
