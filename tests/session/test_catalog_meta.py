@@ -105,7 +105,7 @@ def test_index_rows_carry_the_metadata(sessions_dir: Path, tmp_path: Path, ama_h
 
 def test_derive_ignores_damage_and_other_key_orders() -> None:
     line = {"message": {"stopReason": "error", "role": "assistant"}, "id": "a", "type": "message"}
-    data = b'{"type":"session","id":"x","cwd":"/"}\n' + json.dumps(line).encode() + b"\n1 x\n"
+    data = b'{"type":"session","id":"x","cwd":"/"}\n' + json.dumps(line, separators=(",", ":")).encode() + b"\n1 x\n"
     m = derive(data)
     assert (m.error_count, m.pending_interaction, m.task_status) == (1, None, "completed")
     resolved = b'{"type":"custom","id":"b","customType":"ama.pending_approval","data":{"resolved":true}}\n'

@@ -3,9 +3,9 @@
 One function, :func:`derive`, computes them from a file's bytes for every path that lists
 sessions: the catalog scan and the SQLite index both store what
 ``ama.session.summary.summarize_bytes`` returns, and that calls this.  It reads only the
-few lines that matter, found by byte patterns and then decoded whole (so the key order
-of another writer does not matter, and a pattern inside a string -- where quotes are
-escaped -- never matches):
+few lines that matter, found by byte patterns (compact JSON, as ama and pi write it) and
+then decoded whole (a pattern inside a string -- where quotes are escaped -- never matches,
+and one in a tool call's arguments is told apart by the decoded line):
 
 * ``errorCount``: assistant messages with ``stopReason: "error"`` in the file (every
   branch: an error stays part of the session's history after a rewind);
@@ -46,7 +46,8 @@ class _Line(msgspec.Struct, rename="camel"):
 
 
 _dec = msgspec.json.Decoder(_Line)
-_ERROR = re.compile(rb'"stopReason"\s*:\s*"error"')
+#: as ama and pi write JSON (compact); other spellings are not counted, on every path alike
+_ERROR = b'"stopReason":"error"'
 _MESSAGE = re.compile(rb'"type"\s*:\s*"message"')
 
 
@@ -98,26 +99,26 @@ def _last_message(data: bytes) -> _Msg | None:
 
 
 def derive(data: bytes) -> Meta:
+    """The metadata of one session file's bytes (at most three passes of a byte search)."""
     out = Meta()
-    if b'"error"' in data:
-        seen = set()
-        for m in _ERROR.finditer(data):
-            start = data.rfind(b"\n", 0, m.start()) + 1
-            if start in seen:
-                continue
-            seen.add(start)
-            e = _decode(_line_around(data, m.start()))
-            msg = e.message if e is not None and e.type == "message" else None
-            if msg is not None and msg.role == "assistant" and msg.stop_reason == "error":
-                out.error_count += 1
-    approval = _latest_custom(data, APPROVAL_TYPE) if APPROVAL_TYPE.encode() in data else None
+    pos = data.find(_ERROR)
+    while pos >= 0:
+        line_end = data.find(b"\n", pos)
+        e = _decode(_line_around(data, pos))
+        msg = e.message if e is not None and e.type == "message" else None
+        if msg is not None and msg.role == "assistant" and msg.stop_reason == "error":
+            out.error_count += 1
+        if line_end < 0:
+            break
+        pos = data.find(_ERROR, line_end)
+    approval = _latest_custom(data, APPROVAL_TYPE)
     if isinstance(approval, dict) and not approval.get("resolved"):
         out.pending_interaction = "approval"
     else:
         last = _last_message(data)
         if last is not None and last.role == "assistant" and last.stop_reason == "toolUse":
             out.pending_interaction = "tool_result"
-    run = _latest_custom(data, RUN_TYPE) if RUN_TYPE.encode() in data else None
+    run = _latest_custom(data, RUN_TYPE)
     if isinstance(run, dict) and isinstance(run.get("status"), str) and run["status"]:
         status = run["status"].lower()
         out.task_status = "running" if status == "created" else status
