@@ -7,8 +7,9 @@ bash forks), is lost by a setuid exec, and fires when the *thread* that forked e
 
 So ama starts one small guard process, once, on first use: a fresh interpreter
 (``python -I -S``, no ama import) in its own session whose stdin is the read end of a pipe
-only ama holds the write end of (close-on-exec, so no command inherits it).  ama writes
-``+<pgid>`` for each group it starts and ``-<pgid>`` once the group is gone.  When ama
+only ama holds the write end of (close-on-exec, so no command inherits it).  Each new group
+leader writes ``+<pgid>`` itself, between fork and exec (so there is no moment when it runs
+unregistered), ama writes it again after the spawn, and ``-<pgid>`` once the group is gone.  When ama
 exits -- normally, by a crash or by SIGKILL -- the kernel closes the pipe, the guard reads
 end-of-file and SIGKILLs every group still registered, then exits.  A process that left
 its group (``setsid``) escapes, as it escapes a group kill.  The sandbox adds its own
@@ -20,6 +21,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from collections.abc import Callable
 
 #: the guard's program: register / unregister groups from stdin; SIGKILL what is left at EOF
 GUARD_CODE = """
@@ -92,6 +94,24 @@ def _send(line: bytes) -> None:
     except OSError:
         with _lock:
             _state.clear()  # the guard is gone: start another next time
+
+
+def register_in_child() -> Callable[[], None] | None:
+    """A ``preexec_fn`` that registers the new process (a group leader) with the guard from
+    inside the child, before it execs: no window in which ama could die with the command
+    running but not yet registered.  None when there is no guard.  It makes two system
+    calls and nothing else (a forked child of a threaded process must not do more)."""
+    fd = _fd()
+    if fd is None:
+        return None
+
+    def register() -> None:
+        try:
+            os.write(fd, b"+%d\n" % os.getpid())
+        except OSError:
+            pass
+
+    return register
 
 
 def guard_group(pgid: int) -> None:

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ama.tools._guard import guard_group, release_group
+from ama.tools._guard import guard_group, register_in_child, release_group
 
 DEFAULT_GRACE = 2.0
 _POLL = 0.05
@@ -29,6 +29,10 @@ def popen(argv: list[str], **kwargs: Any) -> subprocess.Popen:
     provides it (it spawns from a long-lived thread), else ``subprocess.Popen``.  A process
     started in its own session is registered with the guard (``_guard``): its group is
     killed when ama exits, even by SIGKILL."""
+    if kwargs.get("start_new_session") and "preexec_fn" not in kwargs:
+        register = register_in_child()
+        if register is not None:
+            kwargs["preexec_fn"] = register
     try:
         from ama.sandbox import spawn
     except ImportError:
