@@ -274,3 +274,17 @@ def test_apply_record_state_machine() -> None:
         "@6: unknown status 'PAUSED' ignored",
     ]
     assert st.open is None and list(st.runs) == ["e"]
+
+
+def test_list_prints_run_ids_as_unique_prefixes_never_cut(sessions_dir: Path, tmp_path: Path) -> None:
+    proj = tmp_path / "p"
+    proj.mkdir()
+    b = Builder(sessions_dir, str(proj))
+    a_id, b_id = "0123456789abcdef0123456789abcd01", "0123456789abcdef0123456789abcd02"
+    for i, eid in enumerate((a_id, b_id, "fedcba9876543210fedcba9876543210")):
+        b.custom(f"2026-03-01T10:00:0{i}.000Z", "ama.run", rec(eid, "COMPLETED", f"2026-03-01T10:00:0{i}.000Z"))
+    out = ama("runs", "list", cwd=proj).stdout
+    assert "…" not in out
+    first = [line.split()[0] for line in out.splitlines()[1:]]
+    assert first == ["fedcba98", b_id, a_id]
+    assert json.loads(ama("runs", "status", "fedcba98", "--json", cwd=proj).stdout)["executionId"].startswith("fedcba98")

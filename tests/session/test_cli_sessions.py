@@ -120,11 +120,11 @@ def test_damaged_header_listed_and_shown_never_changed(sessions_dir: Path) -> No
     body = b'garbage header\n{"type":"message","id":"00000001","parentId":null,"timestamp":"t","message":{"role":"user","content":"hi","timestamp":1}}\n'
     bad.write_bytes(body)
     listing = ama("sessions", "list", "--all")
-    assert str(bad) in listing.stderr and "not valid JSON" in listing.stderr
+    assert f"[damaged header: line 1 is not valid JSON] {bad}" in listing.stdout
     shown = ama("sessions", "show", str(bad))
     assert "Damaged" in shown.stdout and "#1" in shown.stdout
     refused = ama("sessions", "fork", str(bad), check_rc=1).stderr
-    assert "has no readable session header" in refused and str(bad) in refused
+    assert "is not a readable session (damaged header: line 1 is not valid JSON)" in refused and str(bad) in refused
     assert bad.read_bytes() == body
 
 

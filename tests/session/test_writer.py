@@ -13,6 +13,7 @@ import pytest
 from ama.errors import Busy
 from ama.session.reader import read_session
 from ama.session.store import Session
+from tests.conftest import FIXTURES, ama_cmd
 from tests.session.helpers import simple_session, user
 
 APPENDER = r"""
@@ -114,3 +115,51 @@ def test_readers_see_whole_lines_while_a_writer_appends(sessions_dir: Path) -> N
     finally:
         p.kill()
         p.wait(10)
+
+
+def _limited(limit: int):
+    """preexec: a file size limit (``EFBIG`` instead of a killing SIGXFSZ), like a full disk."""
+    import resource
+    import signal
+
+    def apply() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return apply
+
+
+@pytest.mark.parametrize("limit", [0, 10], ids=["nothing-fits", "part-of-the-header-fits"])
+def test_a_header_that_cannot_be_written_leaves_no_file(tmp_path: Path, limit: int) -> None:
+    sessions = tmp_path / "sessions"
+    code = (
+        "import sys\n"
+        "from ama.errors import AmaError\n"
+        "from ama.session.store import Session\n"
+        "from tests.session.helpers import user\n"
+        f"s = Session.create('/work/p', {str(sessions)!r})\n"
+        "try:\n"
+        "    s.append_message(user('hi'))\n"
+        "except AmaError as e:\n"
+        "    print(e.code, e.message)\n"
+        "    sys.exit(3)\n"
+    )
+    p = subprocess.run(
+        [sys.executable, "-c", code], preexec_fn=_limited(limit), capture_output=True, text=True, timeout=60
+    )
+    assert p.returncode == 3, p.stderr
+    assert p.stdout.startswith("io_error cannot append to session file") and "File too large" in p.stdout
+    assert [str(x) for x in sessions.rglob("*")] == []
+
+
+def test_print_mode_on_a_full_disk_fails_cleanly_without_a_file(tmp_path: Path, ama_home: Path) -> None:
+    p = subprocess.run(
+        ama_cmd("-p", "hi", "--model", f"scripted/{FIXTURES.parent.parent / 'examples' / 'demo.json'}"),
+        cwd=tmp_path,
+        preexec_fn=_limited(0),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert p.returncode == 1 and "File too large" in p.stderr and "Traceback" not in p.stderr
+    assert list((ama_home / "sessions").rglob("*.jsonl")) == []

@@ -207,6 +207,10 @@ def build_agent(opts: AgentOptions) -> tuple[AgentSession, list[str]]:
             retry_base_s=config.get("retry.baseDelayMs") / 1000,
         )
         agent = AgentSession(session=session, model=model, tools=tools, parts=parts, settings=settings)
+        if session.entries:  # resumed: the files it read are known again (resume_reads)
+            from ama.agent.resume_reads import rebuild_read_files
+
+            rebuild_read_files(agent.read_files, session.branch(), cwd)
     except BaseException:
         session.close()
         raise

@@ -160,17 +160,26 @@ def runs_list(args: argparse.Namespace) -> int:
         where = f"session {session_id}" if session_id else ("any workspace" if project is None else project)
         print(f"No runs in {where}.", file=sys.stderr)
         return 0
+    from ama.session.shortid import abbreviate, short_session_ids
+
+    # prefixes unique among every run found (what `runs status` resolves) and every session
+    eids = abbreviate([r.execution_id for r in page], among=[r.execution_id for r in found])
+    sids = short_session_ids(root, {r.session_id for r in page})
+    ew = max([9, *(len(v) for v in eids.values())])
+    sw = max([8, *(len(v) for v in sids.values())])
     print(
-        f"{'EXECUTION':<20}  {'STATUS':<9}  {'REASON':<12}  {'STEP':>4}  {'UPDATED':<16}  {'SESSION':<8}  PROMPT"
+        f"{'EXECUTION':<{ew}}  {'STATUS':<9}  {'REASON':<12}  {'STEP':>4}  {'UPDATED':<16}  {'SESSION':<{sw}}  PROMPT"
     )
     for r in page:
         d = r.to_json()
         print(
-            f"{one_line(r.execution_id, 20):<20}  {r.status:<9}  {(r.terminal_reason or '-'):<12}  {d['stepIndex']:>4}  "
-            f"{local_time(d['updatedAt'] or '', seconds=False):<16}  {r.session_id[:8]:<8}  {one_line(d['prompt'] or '', 40)}"
+            f"{eids[r.execution_id]:<{ew}}  {r.status:<9}  {(r.terminal_reason or '-'):<12}  {d['stepIndex']:>4}  "
+            f"{local_time(d['updatedAt'] or '', seconds=False):<16}  {sids.get(r.session_id, r.session_id):<{sw}}  "
+            f"{one_line(d['prompt'] or '', 40)}"
         )
     if nxt:
-        print(f"more: add --cursor {nxt}", file=sys.stderr)
+        sys.stdout.flush()
+        print(f"\nmore: add --cursor {nxt}", file=sys.stderr)
     return 0
 
 

@@ -50,6 +50,7 @@ def add_parser(sub: argparse._SubParsersAction, add_session_dir) -> None:
 
 
 def sessions_search(args: argparse.Namespace) -> int:
+    from ama.index import search as S
     from ama.index.pattern import Pattern
     from ama.index.search import SearchQuery
 
@@ -66,19 +67,21 @@ def sessions_search(args: argparse.Namespace) -> int:
     hits = find_hits(root, q, no_cache=args.no_cache)
     more = len(hits) > args.limit
     hits = hits[: args.limit]
+    S.abbreviate_hits(hits, root)
     out = sys.stdout
     if args.json:
         for h in hits:
             out.write(json.dumps(h.to_json(), ensure_ascii=False) + "\n")
     else:
         color = out.isatty() and not os.environ.get("NO_COLOR")
+        ref_w = max([14, *(len(h.short) + len(h.locator) + 2 for h in hits)])
         for h in hits:
             snip, a, b = h.snippet()
             if color:
                 snip = f"{snip[:a]}\033[1;31m{snip[a:b]}\033[0m{snip[b:]}"
-            ref = f"{h.session_id[:8]}{h.locator}"
+            ref = f"{h.short}{h.locator}"
             role = ("user", "assistant", "tool")[h.role]
-            out.write(f"{ref:<14}{local_time(h.timestamp, seconds=False):<18}{h.cwd}  {role:<10} {snip}\n")
+            out.write(f"{ref:<{ref_w}}{local_time(h.timestamp, seconds=False):<18}{h.cwd}  {role:<10} {snip}\n")
     if not hits:
         where = "any workspace" if args.all else os.getcwd()
         print(f"No matches for {args.pattern!r} in {where}.", file=sys.stderr)

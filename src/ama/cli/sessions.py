@@ -8,6 +8,13 @@ import os
 import sys
 
 from ama.cli.util import add_session_dir, local_time, one_line, parse_duration, print_json, sessions_dir
+from ama.errors import AmaError
+
+
+def sessions_list(args: argparse.Namespace) -> int:
+    from ama.cli.sessions_list import sessions_list as run
+
+    return run(args)
 
 
 def build_parser(prog: str) -> argparse.ArgumentParser:
@@ -93,89 +100,37 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     return parser
 
 
-# --- list -------------------------------------------------------------------------------
-
-
-def _summaries(root: str, no_cache: bool) -> list:
-    """The catalog from the session index (refreshed), or by scanning the files: the same."""
-    if not no_cache:
-        from ama.index.access import with_index
-        from ama.index.listing import summaries
-
-        res = with_index(root, lambda db, info: summaries(db, info, root))
-        if res is not None:
-            return res[0]
-    from ama.session.catalog import scan
-
-    return scan(root)
-
-
-def sessions_list(args: argparse.Namespace) -> int:
-    from ama.session.catalog import list_page
-
-    root = os.path.abspath(sessions_dir(args))
-    summaries = _summaries(root, args.no_cache)
-    page = list_page(
-        summaries,
-        cwd=None if args.all else os.getcwd(),
-        archived=args.archived,
-        include_subagents=args.include_subagents,
-        limit=args.limit,
-        cursor=args.cursor,
-    )
-    if args.json:
-        print_json(page.to_json())
-        return 0
-    for d in page.damaged:
-        print(f"warning: {d.path}: {d.header_error}", file=sys.stderr)
-    if not page.sessions:
-        where = "any workspace" if args.all else os.getcwd()
-        kind = "archived sessions" if args.archived else "sessions"
-        print(f"No {kind} in {where} (sessions directory {root}).", file=sys.stderr)
-        return 0
-    width = 100
-    header = f"{'ID':<8}  {'UPDATED':<16}  {'MSGS':>4}  " + ("PROJECT  " if args.all else "") + "TITLE"
-    print(header)
-    for s in page.sessions:
-        title = s.name or s.first_message or "(no messages)"
-        flags = (" [damaged]" if s.damaged else "") + (" [sub-agent]" if s.subagent else "")
-        project = f"{s.cwd}  " if args.all else ""
-        line = f"{s.id[:8]:<8}  {local_time(s.last_message_time, seconds=False):<16}  {s.message_count:>4}  {project}"
-        print(line + one_line(title + flags, max(20, width - len(line))))
-    if page.next_cursor:
-        print(f"more: {' '.join(_relist(args))} --cursor {page.next_cursor}", file=sys.stderr)
-    return 0
-
-
-def _relist(args: argparse.Namespace) -> list[str]:
-    out = ["ama sessions list"]
-    for flag in ("all", "archived", "include_subagents", "no_cache"):
-        if getattr(args, flag):
-            out.append("--" + flag.replace("_", "-"))
-    if args.limit != 50:
-        out.append(f"--limit {args.limit}")
-    if args.session_dir:
-        out.append(f"--session-dir {args.session_dir}")
-    return out
-
-
 # --- show -------------------------------------------------------------------------------
 
 
 def sessions_show(args: argparse.Namespace) -> int:
+    from ama.cli.sessions_list import settled_status
     from ama.session.catalog import resolve
     from ama.session.history import count, user_messages
     from ama.session.lineage import lineage_of
+    from ama.session.meta import derive
     from ama.session.projection import project
-    from ama.session.reader import read_session
+    from ama.session.reader import parse_session
+    from ama.session.shortid import short_session_ids
     from ama.session.tree import SessionTree
 
     root = sessions_dir(args)
     if os.path.isfile(args.id):
         path = os.path.abspath(args.id)
     else:
-        path = resolve(root, args.id).path
-    data = read_session(path)
+        path = resolve(root, args.id, damaged=True).path
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as e:
+        raise AmaError(
+            "corrupt",
+            f"cannot read session file {path}: {e.strerror or e}; 'ama sessions rm {path}' moves it to the trash",
+            data={"path": path},
+        ) from None
+    data = parse_session(raw, path=path)
+    meta = derive(raw)  # what the catalog lists, from the same function
+    meta.task_status = settled_status(meta.task_status, path)
     tree = SessionTree(data.entries, data.leaf_id)
     branch_ids = set(tree.path_ids())
     if args.context:
@@ -206,6 +161,9 @@ def sessions_show(args: argparse.Namespace) -> int:
         "labels": tree.labels(),
         "problems": data.problems,
         "readonly": data.readonly_reason,
+        "errorCount": meta.error_count,
+        "pendingInteraction": meta.pending_interaction,
+        "taskStatus": meta.task_status,
         "userMessages": [u.to_json() for u in users],
     }
     if args.json:
@@ -223,8 +181,9 @@ def sessions_show(args: argparse.Namespace) -> int:
     if lineage["parent"]:
         found = lineage["parentId"] or f"{lineage['parent']} (not found)"
         rows.append(("Parent", f"{found} · {lineage['relationType']} · root {lineage['rootId']}"))
+    short = short_session_ids(root, [data.id, *lineage["children"]])
     if lineage["children"]:
-        rows.append(("Forks", ", ".join(c[:8] for c in lineage["children"])))
+        rows.append(("Forks", ", ".join(short[c] for c in lineage["children"])))
     if info["archived"]:
         rows.append(("Archived", "yes" if info["archivedOwn"] else "yes (inherited from an ancestor)"))
     rows.append(
@@ -234,12 +193,13 @@ def sessions_show(args: argparse.Namespace) -> int:
             f"{leaves} branch{'es' if leaves != 1 else ''}",
         )
     )
-    rows.append(
-        (
-            "Messages",
-            f"{counts.messages} (user {counts.user}, assistant {counts.assistant}, tool results {counts.tool_results})",
-        )
-    )
+    kinds = [("user", counts.user), ("assistant", counts.assistant), ("tool results", counts.tool_results)]
+    kinds += [(k, n) for k, n in (("system", counts.system), ("other", counts.other_messages)) if n]
+    rows.append(("Messages", f"{counts.messages} ({', '.join(f'{k} {n}' for k, n in kinds)})"))
+    status = [f"task {meta.task_status}", f"{meta.error_count} error{'s' if meta.error_count != 1 else ''}"]
+    if meta.pending_interaction:
+        status.append(f"pending {meta.pending_interaction.replace('_', ' ')}")
+    rows.append(("Status", " · ".join(status)))
     for label, value in rows:
         print(f"{label:<9} {value}")
     if data.readonly_reason and h is not None and h.version != 3:
@@ -250,7 +210,7 @@ def sessions_show(args: argparse.Namespace) -> int:
     if not users:
         print("No user messages.")
         return 0
-    print(f"User messages (reuse with ama --from {sid[:8]}#<n>):")
+    print(f"User messages (reuse with ama --from {short.get(data.id) or path}#<n>):")
     for u in users:
         marks = []
         if u.origin:
@@ -268,6 +228,12 @@ def sessions_show(args: argparse.Namespace) -> int:
 # --- fork / archive / rename ---------------------------------------------------------------
 
 
+def _short(root: str, sid: str, *, trash: bool = False) -> str:
+    from ama.session.shortid import short_session_id
+
+    return short_session_id(root, sid, trash=trash)
+
+
 def sessions_fork(args: argparse.Namespace) -> int:
     from ama.session.catalog import resolve
     from ama.session.fork import fork_session
@@ -279,7 +245,7 @@ def sessions_fork(args: argparse.Namespace) -> int:
         print_json({"id": sid, "path": path, "parentSession": r.id})
     else:
         print(sid)
-        print(f"forked {r.id[:8]} -> {path}", file=sys.stderr)
+        print(f"forked {_short(root, r.id)} -> {path}", file=sys.stderr)
     return 0
 
 
@@ -291,11 +257,12 @@ def _archive(args: argparse.Namespace, archived: bool) -> int:
         print_json(res)
         return 0
     verb = "archived" if archived else "unarchived"
+    short = _short(sessions_dir(args), res["id"])
     if not res["changed"]:
-        print(f"session {res['id'][:8]} was already {verb}")
+        print(f"session {short} was already {verb}")
     else:
         extra = f" (and by lineage {len(res['lineage'])} descendant session(s))" if res["lineage"] and archived else ""
-        print(f"{verb} session {res['id'][:8]}{extra}")
+        print(f"{verb} session {short}{extra}")
     return 0
 
 
@@ -318,7 +285,8 @@ def sessions_rename(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"id": r.id, "path": r.path, "name": args.name or None})
     else:
-        print(f"renamed {r.id[:8]}: {args.name}" if args.name else f"cleared the name of {r.id[:8]}")
+        short = _short(sessions_dir(args), r.id)
+        print(f"renamed {short}: {args.name}" if args.name else f"cleared the name of {short}")
     return 0
 
 
@@ -332,8 +300,11 @@ def sessions_rm(args: argparse.Namespace) -> int:
     if args.json:
         print_json(res)
     else:
-        print(f"moved session {res['id'][:8]} to the trash: {res['trashPath']}")
-        print(f"undo with: ama sessions restore {res['id'][:8]}", file=sys.stderr)
+        if not res["id"]:
+            print(f"moved {res['path']} to the trash: {res['trashPath']}")
+            return 0
+        print(f"moved session {_short(sessions_dir(args), res['id'])} to the trash: {res['trashPath']}")
+        print(f"undo with: ama sessions restore {_short(sessions_dir(args), res['id'], trash=True)}", file=sys.stderr)
     return 0
 
 
@@ -344,7 +315,7 @@ def sessions_restore(args: argparse.Namespace) -> int:
     if args.json:
         print_json(res)
     else:
-        print(f"restored session {res['id'][:8]}: {res['path']}")
+        print(f"restored session {_short(sessions_dir(args), res['id'])}: {res['path']}")
     return 0
 
 

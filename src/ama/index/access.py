@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable
 from typing import TypeVar
 
-from ama.index.db import IndexUnavailable, connect
+from ama.index.db import IndexUnavailable, connect, unusable
 from ama.index.indexer import RefreshInfo, refresh
 
 T = TypeVar("T")
@@ -63,7 +63,7 @@ def with_index(root: str, fn: Callable[[sqlite3.Connection, RefreshInfo], T]) ->
         note(err)
         return None
     except sqlite3.Error as e:
-        note(IndexUnavailable(f"the index is not usable ({e}); rebuild it with: ama doctor --reindex"))
+        note(unusable(e))
         return None
     finally:
         db.close()

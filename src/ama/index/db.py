@@ -140,6 +140,21 @@ def m002_query_cache(db: sqlite3.Connection) -> None:
     )
 
 
+@migration
+def m003_catalog_metadata(db: sqlite3.Connection) -> None:
+    """Seed 002's catalog metadata per file (``ama.session.meta``): assistant errors, a
+    pending interaction, the task status.  The catalog summary carries the same values;
+    a rebuild fills these columns for files indexed before (the summary's fields changed)."""
+    _script(
+        db,
+        """
+        ALTER TABLE files ADD COLUMN error_count INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE files ADD COLUMN pending_interaction TEXT;
+        ALTER TABLE files ADD COLUMN task_status TEXT NOT NULL DEFAULT 'completed'
+        """,
+    )
+
+
 def path() -> str:
     from ama.config.paths import data_dir
 
@@ -182,6 +197,21 @@ def _migrate(db: sqlite3.Connection) -> None:
         raise
 
 
+def unusable(e: sqlite3.Error, what: str = "the index") -> IndexUnavailable:
+    """The error for an index that SQLite refused, with the fix that fits: rebuilding
+    (``ama doctor --reindex``) only mends a damaged or foreign database, not a lock held by
+    another process, a read-only file or a full disk."""
+    text = str(e)
+    low = text.lower()
+    if "locked" in low or "busy" in low:
+        hint = "another ama process is writing it; try again"
+    elif "readonly" in low or "read-only" in low or "full" in low or "disk i/o" in low or "unable to open" in low:
+        hint = "check the file's permissions and the free disk space"
+    else:
+        hint = "rebuild it with: ama doctor --reindex"
+    return IndexUnavailable(f"{what} is not usable ({text}); {hint}")
+
+
 def connect(db_path: str | None = None) -> sqlite3.Connection:
     """Open (creating if needed) and migrate the index; raises IndexUnavailable."""
     p = db_path or path()
@@ -195,9 +225,7 @@ def connect(db_path: str | None = None) -> sqlite3.Connection:
         _migrate(db)
     except sqlite3.Error as e:
         db.close()
-        raise IndexUnavailable(
-            f"the index {p} is not usable ({e}); rebuild it with: ama doctor --reindex"
-        ) from None
+        raise unusable(e, f"the index {p}") from None
     except BaseException:
         db.close()
         raise

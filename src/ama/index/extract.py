@@ -30,6 +30,7 @@ from ama.index import lines as L
 from ama.index.runlog import RunRec, RunsState, apply_record, record_of, step_of
 from ama.index.timeutil import Days, ts_ms
 from ama.session.entries import SessionHeader
+from ama.session.reader import DECODE_ERRORS
 
 
 class FileState(msgspec.Struct, kw_only=True):
@@ -89,10 +90,8 @@ def start(data: bytes) -> tuple[FileState | str | None, int]:
         if line.strip():
             try:
                 h = _header.decode(line)
-            except msgspec.DecodeError:
+            except DECODE_ERRORS:  # (a shape error too: an unfinished header may look like one)
                 return (HEADER_PENDING, 0) if e < 0 else (None, n)
-            except msgspec.ValidationError:
-                return None, n
             st = FileState(
                 version=h.version, session_id=h.id, cwd=h.cwd, created=h.timestamp, last_ms=ts_ms(h.timestamp)
             )

@@ -38,6 +38,7 @@ from ama.index.rows import (
     R_RETRIES,
 )
 from ama.index.timeutil import Days, ts_ms
+from ama.session.reader import DECODE_ERRORS
 
 _ID = rb'"id":"[^"\\\n]*","parentId":(?:null|"[^"\\\n]*"),"timestamp":"[^"\\\n]*",'
 #: matches the newline before every line that may matter for stats
@@ -319,7 +320,7 @@ def handle(line: bytes, st: StatsState, f: Facts, days: Days) -> None:
     if line.find(_ASSISTANT, 0, 300) > 0:
         try:
             a = _aline.decode(line)
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        except DECODE_ERRORS:
             pass
         else:
             if a.type == "message":
@@ -328,7 +329,7 @@ def handle(line: bytes, st: StatsState, f: Facts, days: Days) -> None:
     elif line.find(_USER, 0, 300) > 0:
         try:
             u = _uline.decode(line)
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        except DECODE_ERRORS:
             pass
         else:
             if u.type == "message":
@@ -337,7 +338,7 @@ def handle(line: bytes, st: StatsState, f: Facts, days: Days) -> None:
                 return
     try:
         e = _sline.decode(line)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except DECODE_ERRORS:
         return
     t = e.type
     if t == "message":
@@ -365,7 +366,7 @@ def handle(line: bytes, st: StatsState, f: Facts, days: Days) -> None:
     elif t == "custom" and e.custom_type == "ama.request" and len(e.data):
         try:
             d = _request.decode(e.data)
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        except DECODE_ERRORS:
             return
         status = (
             d.http_status if isinstance(d.http_status, int) and not isinstance(d.http_status, bool) else None

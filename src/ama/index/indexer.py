@@ -22,7 +22,7 @@ import os
 import sqlite3
 from collections.abc import Callable
 
-from ama.index.db import IndexUnavailable
+from ama.index.db import unusable
 from ama.index.rows import INDEX_FORMAT
 from ama.index.timeutil import tz_key
 from ama.session.layout import iter_session_files
@@ -48,7 +48,10 @@ def disk_files(root: str) -> dict[str, tuple[int, int, int]]:
         try:
             st = os.stat(p)
         except OSError:
-            continue
+            try:
+                st = os.lstat(p)  # a dangling or looping link: listed as unreadable
+            except OSError:
+                continue
         out[p] = (st.st_size, st.st_mtime_ns, st.st_ino)
     return out
 
@@ -108,6 +111,4 @@ def refresh(
         info.paths = list(disk)
         return info
     except sqlite3.Error as e:
-        raise IndexUnavailable(
-            f"the index is not usable ({e}); rebuild it with: ama doctor --reindex"
-        ) from None
+        raise unusable(e) from None

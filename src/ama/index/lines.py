@@ -22,6 +22,7 @@ import msgspec
 
 from ama.messages import UserMessage, text_of
 from ama.session.entries import ENTRY_TYPES, Line, MessageEntry
+from ama.session.reader import DECODE_ERRORS, decode_any
 
 UNSET = msgspec.UNSET
 
@@ -89,7 +90,14 @@ NOT_OBJECT = object()  # classify(): the line is JSON but not an object
 
 def decode(line: bytes, *, with_text: bool) -> Any:
     """A line's light shape (DLine / CLine / _C0), or NOT_OBJECT; raises DecodeError
-    when the line is not JSON at all."""
+    when the line is not JSON at all (also for nesting deeper than Python allows)."""
+    try:
+        return _decode(line, with_text=with_text)
+    except RecursionError:
+        raise DecodeError("nested too deeply") from None
+
+
+def _decode(line: bytes, *, with_text: bool) -> Any:
     if with_text:
         try:
             return _dline.decode(line)
@@ -115,7 +123,7 @@ def typed_entry_ok(line: bytes) -> bool:
     entry whose id is the empty string)."""
     try:
         obj = _typed.decode(line)
-    except (ValidationError, DecodeError):
+    except DECODE_ERRORS:
         return False
     return type(obj).__name__ not in ("SessionHeader", "LeafLine")
 
@@ -134,7 +142,7 @@ def user_message(line: bytes, version: int) -> UserMessage | None:
     except ValidationError:  # (a subclass of DecodeError: catch it first)
         if version >= 3:
             return None
-        raw = _any.decode(line)
+        raw = decode_any(line)  # JSON with trailing junk is not JSON here either
         if not isinstance(raw, dict) or raw.get("type") != "message":
             return None
         if version < 2 and "id" not in raw:
@@ -143,7 +151,7 @@ def user_message(line: bytes, version: int) -> UserMessage | None:
             obj = msgspec.convert(raw, ENTRY_TYPES["message"], str_keys=True)
         except ValidationError:
             return None
-    except DecodeError:
+    except DECODE_ERRORS:
         return None
     if isinstance(obj, MessageEntry) and isinstance(obj.message, UserMessage):
         return obj.message

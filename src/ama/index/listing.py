@@ -9,7 +9,7 @@ import sqlite3
 from ama.index.db import IndexUnavailable
 from ama.index.indexer import RefreshInfo, refresh
 from ama.session.catalog import apply_lineage
-from ama.session.summary import SessionSummary
+from ama.session.summary import SessionSummary, summarize_file, unreadable_summary
 
 
 def _load(db: sqlite3.Connection, info: RefreshInfo) -> list[SessionSummary]:
@@ -20,7 +20,15 @@ def _load(db: sqlite3.Connection, info: RefreshInfo) -> list[SessionSummary]:
             (info.root_id,),
         )
     }
-    return [SessionSummary(**json.loads(stored[p])) for p in info.paths if p in stored]
+    return [SessionSummary(**json.loads(stored[p])) if p in stored else _unstored(p) for p in info.paths]
+
+
+def _unstored(path: str) -> SessionSummary:
+    """A file the indexer could not read (it stores no row for it): listed as the scan does."""
+    try:
+        return summarize_file(path)
+    except OSError as e:
+        return unreadable_summary(path, e)
 
 
 def summaries(db: sqlite3.Connection, info: RefreshInfo, root: str) -> list[SessionSummary]:

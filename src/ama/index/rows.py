@@ -18,4 +18,4 @@ REQ_FIELDS = (
 
 #: the version of what the extraction stores; the index is rebuilt when it changes (bump it
 #: with any change to what ``extract``/``facts``/``lines`` produce)
-INDEX_FORMAT = "1"
+INDEX_FORMAT = "2"  # 2: catalog metadata (error count, pending interaction, task status)

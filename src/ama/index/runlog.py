@@ -21,6 +21,7 @@ from typing import Any
 import msgspec
 
 from ama.index.timeutil import ts_ms
+from ama.session.reader import DECODE_ERRORS
 
 RUN_TYPE = "ama.run"
 STATUSES = ("CREATED", "RUNNING", "COMPLETED", "FAILED", "CANCELLED")
@@ -86,7 +87,7 @@ def record_of(line: bytes) -> dict | None:
     """The ``data`` of an ``ama.run`` custom entry line, or None."""
     try:
         e = _runline.decode(line)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except DECODE_ERRORS:
         return None
     if e.type != "custom" or e.custom_type != RUN_TYPE or not isinstance(e.data, dict):
         return None

@@ -64,6 +64,7 @@ class Hit:
         "text",
         "span",
         "on_branch",
+        "short",
     )
 
     def __init__(
@@ -83,6 +84,7 @@ class Hit:
         on_branch: bool,
     ) -> None:
         self.session_id, self.path, self.cwd = session_id, path, cwd
+        self.short = session_id[:8]  # the printed id: see abbreviate_hits()
         self.k, self.part, self.n, self.entry_id = k, part, n, entry_id
         self.timestamp, self.role, self.text, self.span, self.on_branch = (
             timestamp,
@@ -112,7 +114,7 @@ class Hit:
         snip, a, b = self.snippet()
         return {
             "session": self.session_id,
-            "ref": f"{self.session_id[:8]}{self.locator}",
+            "ref": f"{self.short}{self.locator}",
             "locator": self.locator,
             "n": self.n,
             "entry": self.k,
@@ -125,6 +127,15 @@ class Hit:
             "snippet": snip,
             "match": [a, b],
         }
+
+
+def abbreviate_hits(hits: list[Hit], sessions_dir: str) -> None:
+    """Give each hit the shortest session id prefix (8+) unique in ``sessions_dir``."""
+    from ama.session.shortid import short_session_ids
+
+    short = short_session_ids(sessions_dir, {h.session_id for h in hits})
+    for h in hits:
+        h.short = short.get(h.session_id, h.short)
 
 
 def _branch(parents: Any, leaf: int) -> set[int]:

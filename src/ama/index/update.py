@@ -223,6 +223,7 @@ def _index_file(db: sqlite3.Connection, rid: int, path: str, days: Days, texts: 
             (st.st_size, st.st_mtime_ns, st.st_ino, pos, valid, fid),
         )
         db.execute("UPDATE file_data SET summary=? WHERE file_id=?", (summary_json, fid))
+        _write_meta(db, fid, summary)
         return len(data)
     chunk = X.extract(data, pos, state, days=days)
     parents.extend(chunk.parents)
@@ -270,7 +271,16 @@ def _index_file(db: sqlite3.Connection, rid: int, path: str, days: Days, texts: 
             fid,
         ),
     )
+    _write_meta(db, fid, summary)
     return len(data) - pos
+
+
+def _write_meta(db: sqlite3.Connection, fid: int, summary: SessionSummary) -> None:
+    """The catalog metadata columns, from the summary (one derivation: ``ama.session.meta``)."""
+    db.execute(
+        "UPDATE files SET error_count=?, pending_interaction=?, task_status=? WHERE id=?",
+        (summary.error_count, summary.pending_interaction, summary.task_status, fid),
+    )
 
 
 def _write_facts(db: sqlite3.Connection, fid: int, chunk: X.Chunk) -> None:

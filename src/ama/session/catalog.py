@@ -15,21 +15,21 @@ from typing import Any
 
 from ama.errors import AmaError, InvalidArguments, NotFound
 from ama.session.cursor import decode_cursor, encode_cursor, sort_key
-from ama.session.layout import iter_session_files
-from ama.session.reader import read_header
-from ama.session.summary import SessionSummary, summarize_file
+from ama.session.layout import encode_cwd, iter_session_files, name_id
+from ama.session.reader import header_problem, read_header
+from ama.session.summary import SessionSummary, summarize_file, unreadable_summary
 
 MIN_PREFIX = 4
 
 
 def scan(sessions_dir: str, *, trash: bool = False) -> list[SessionSummary]:
-    """Summaries of every session file (skipping unreadable files), lineage applied."""
+    """Summaries of every session file (an unreadable one as such), lineage applied."""
     out = []
     for path in iter_session_files(sessions_dir, trash=trash):
         try:
             out.append(summarize_file(path))
-        except OSError:
-            continue
+        except OSError as e:
+            out.append(unreadable_summary(path, e))
     apply_lineage(out)
     return out
 
@@ -90,14 +90,32 @@ def descendants(summaries: list[SessionSummary], root: SessionSummary) -> list[S
 class Page:
     sessions: list[SessionSummary]
     next_cursor: str | None
-    damaged: list[SessionSummary] = field(default_factory=list)  # files whose header is unreadable
+    #: files of the scope whose header is damaged or that cannot be read at all
+    damaged: list[SessionSummary] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "sessions": [s.to_json() for s in self.sessions],
             "nextCursor": self.next_cursor,
-            "damaged": [{"path": s.path, "error": s.header_error} for s in self.damaged],
+            "damaged": [damaged_json(s) for s in self.damaged],
         }
+
+
+def damaged_json(s: SessionSummary) -> dict[str, Any]:
+    return {
+        "path": s.path,
+        "state": "unreadable" if s.unreadable is not None else "damaged",
+        "error": s.unreadable if s.unreadable is not None else s.header_error,
+        "nameId": name_id(s.path),
+        "size": s.size,
+        "mtimeNs": s.mtime_ns,
+    }
+
+
+def _in_workspace_dir(path: str, cwd: str) -> bool:
+    """Whether a file with no readable header sits in the directory the layout gives
+    ``cwd`` (the only hint left of its workspace)."""
+    return os.path.basename(os.path.dirname(path)) == encode_cwd(cwd)
 
 
 def list_page(
@@ -117,11 +135,16 @@ def list_page(
         raise InvalidArguments(f"--limit must be at least 1, got {limit}")
     scope = {"cwd": cwd, "archived": archived, "subagents": include_subagents}
     after = decode_cursor(cursor, scope) if cursor else None
-    damaged = [s for s in summaries if s.header_error is not None and (cwd is None)]
+    damaged = [
+        s
+        for s in summaries
+        if s.problem is not None and not archived and (cwd is None or _in_workspace_dir(s.path, cwd))
+    ]
+    damaged.sort(key=lambda s: (-s.mtime_ns, s.path))
     rows = [
         s
         for s in summaries
-        if s.header_error is None
+        if s.problem is None
         and (cwd is None or s.cwd == cwd)
         and s.archived == archived
         and (include_subagents or not s.subagent)
@@ -145,27 +168,66 @@ class Resolved:
     cwd: str
 
 
-def resolve(sessions_dir: str, ref: str, *, trash: bool = False) -> Resolved:
+def file_problem(path: str) -> str | None:
+    """Why the file at ``path`` cannot be listed as a session (``unreadable: Is a
+    directory``, ``damaged header: line 1 is not valid JSON``), or None."""
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(1 << 20)
+    except OSError as e:
+        return f"unreadable: {e.strerror or e}"
+    problem = header_problem(first.rstrip(b"\n"))
+    return None if problem is None else f"damaged header: {problem}"
+
+
+def _damaged_error(ref: str, path: str, problem: str) -> AmaError:
+    return AmaError(
+        "corrupt",
+        f"session {ref!r} is the file {path}, which is not a readable session ({problem}); "
+        f"'ama sessions show {path}' shows what can be read, 'ama sessions rm {path}' moves it to the trash",
+        data={"path": path, "problem": problem},
+    )
+
+
+def resolve(sessions_dir: str, ref: str, *, trash: bool = False, damaged: bool = False) -> Resolved:
     """Find the one session a user means by ``ref``: a path to a session file, a full
-    id, or a unique id prefix of at least 4 characters (across all workspaces)."""
+    id, or a unique id prefix of at least 4 characters (across all workspaces).
+
+    A file whose header cannot be read matches by the id in its file name only; it is
+    returned (with empty ``id`` and ``cwd``) when ``damaged`` is true, else refused with
+    an error that says what is wrong with it."""
     if not ref:
         raise InvalidArguments("a session id is required")
     if ref.endswith(".jsonl") or os.sep in ref:
-        if not os.path.isfile(ref):
+        if not os.path.lexists(ref):
             raise NotFound(f"no session file {ref}")
         h = read_header(ref)
         if h is None:
-            raise AmaError("corrupt", f"{ref} has no readable session header (line 1 is damaged)")
+            problem = file_problem(ref) or "damaged header"
+            if damaged:
+                return Resolved(os.path.abspath(ref), "", "")
+            raise AmaError("corrupt", f"{ref} is not a readable session ({problem})", data={"path": ref})
         return Resolved(os.path.abspath(ref), h.id, h.cwd)
     if len(ref) < MIN_PREFIX:
         raise InvalidArguments(f"session id prefix {ref!r} is too short: give at least {MIN_PREFIX} characters")
     want = ref.lower()
     matches: list[Resolved] = []
+    unreadable: list[str] = []
     for path in iter_session_files(sessions_dir, trash=trash):
         h = read_header(path)
-        if h is not None and h.id.lower().startswith(want):
+        if h is None:
+            if name_id(path).lower().startswith(want):
+                unreadable.append(path)
+        elif h.id.lower().startswith(want):
             matches.append(Resolved(path, h.id, h.cwd))
     where = f"{sessions_dir}/.trash" if trash else sessions_dir
+    if not matches and len(unreadable) == 1:
+        if damaged:
+            return Resolved(unreadable[0], "", "")
+        raise _damaged_error(ref, unreadable[0], file_problem(unreadable[0]) or "damaged header")
+    if not matches and unreadable:
+        lines = "\n".join(f"  {p}  ({file_problem(p)})" for p in unreadable)
+        raise AmaError("ambiguous", f"session id {ref!r} matches {len(unreadable)} damaged session files:\n{lines}")
     if not matches:
         raise NotFound(f"no session {ref!r} in {where}")
     if len(matches) > 1:

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ama.messages import AssistantMessage, ToolResultMessage, UserMessage, image_count, text_of
+from ama.messages import (
+    AssistantMessage,
+    SystemMessage,
+    ToolResultMessage,
+    UserMessage,
+    image_count,
+    text_of,
+)
 from ama.session.entries import AnyEntry, MessageEntry, iso_to_ms
 
 
@@ -59,6 +66,7 @@ class Counts:
     user: int = 0
     assistant: int = 0
     tool_results: int = 0
+    system: int = 0
     other_messages: int = 0
     first_ms: int = 0
     last_ms: int = 0
@@ -70,6 +78,7 @@ class Counts:
             "user": self.user,
             "assistant": self.assistant,
             "toolResults": self.tool_results,
+            "system": self.system,
             "otherMessages": self.other_messages,
         }
 
@@ -86,6 +95,8 @@ def count(entries: list[AnyEntry]) -> Counts:
                 c.assistant += 1
             elif isinstance(m, ToolResultMessage):
                 c.tool_results += 1
+            elif isinstance(m, SystemMessage):
+                c.system += 1
             else:
                 c.other_messages += 1
             ms = iso_to_ms(e.timestamp)

@@ -30,8 +30,17 @@ def new_session_path(sessions_dir: str, cwd: str, session_id: str, timestamp: st
     return os.path.join(sessions_dir, encode_cwd(cwd), session_filename(timestamp, session_id))
 
 
+def name_id(path: str) -> str:
+    """The session id in a file name of this layout (``<time>_<id>.jsonl``), or ``""``.
+    Only a hint for a file whose header cannot be read: identity is the header's."""
+    base = os.path.basename(path)
+    stem = base[: -len(".jsonl")] if base.endswith(".jsonl") else base
+    return stem.rpartition("_")[2] if "_" in stem else ""
+
+
 def iter_session_files(sessions_dir: str, *, trash: bool = False, max_depth: int = 3) -> Iterator[str]:
-    """Paths of ``*.jsonl`` files under the sessions dir (``trash``: only those in the trash)."""
+    """Paths named ``*.jsonl`` under the sessions dir (``trash``: only those in the trash).
+    Every such name is yielded, readable or not: readers report what they cannot read."""
     root = os.path.join(sessions_dir, TRASH) if trash else sessions_dir
 
     def walk(d: str, depth: int) -> Iterator[str]:
@@ -44,12 +53,14 @@ def iter_session_files(sessions_dir: str, *, trash: bool = False, max_depth: int
         for e in items:
             if e.name.startswith("."):
                 continue
+            if e.name.endswith(".jsonl"):
+                # whatever it is (a file, a dangling or looping link, a directory): a
+                # session the catalog must show, as unreadable if it cannot be read
+                yield e.path
+                continue
             try:
-                if e.is_dir(follow_symlinks=False):
-                    if depth < max_depth:
-                        yield from walk(e.path, depth + 1)
-                elif e.name.endswith(".jsonl") and e.is_file():
-                    yield e.path
+                if e.is_dir(follow_symlinks=False) and depth < max_depth:
+                    yield from walk(e.path, depth + 1)
             except OSError:
                 continue
 

@@ -31,6 +31,20 @@ from ama.session.entries import (
 _decoder = msgspec.json.Decoder(Line)
 _any_decoder = msgspec.json.Decoder()
 
+#: what decoding one line may raise: msgspec's errors (a ``ValidationError`` is one) and
+#: ``RecursionError`` for nesting deeper than the interpreter allows
+DECODE_ERRORS: tuple[type[Exception], ...] = (msgspec.DecodeError, RecursionError)
+_NOT_JSON: Any = object()
+
+
+def decode_any(line: bytes) -> Any:
+    """``line`` as plain JSON, or :data:`_NOT_JSON` when it is not exactly one JSON value
+    (trailing bytes, invalid UTF-8, too deep, an integer out of range)."""
+    try:
+        return _any_decoder.decode(line)
+    except DECODE_ERRORS:
+        return _NOT_JSON
+
 
 @dataclass
 class DamagedLine:
@@ -136,11 +150,18 @@ def _parse(data: bytes, *, path: str | None, keep_raw: bool) -> SessionData:
     for n, line in enumerate(lines):
         if not line.strip():
             continue
+        obj: Any = None
+        raw: Any = _NOT_JSON
         try:
-            obj: Any = _decoder.decode(line)
+            obj = _decoder.decode(line)
         except msgspec.ValidationError:
+            # valid JSON of another shape -- or JSON followed by junk (``1 x``), which the
+            # typed decoder reports as a shape error before it sees the trailing bytes
             obj = None
-        except msgspec.DecodeError:
+            raw = decode_any(line)
+        except DECODE_ERRORS:
+            pass
+        if raw is _NOT_JSON and obj is None:
             if n == last and tail_unterminated:
                 out.partial_tail = True
             elif not header_seen:
@@ -161,7 +182,6 @@ def _parse(data: bytes, *, path: str | None, keep_raw: bool) -> SessionData:
         if obj is None:
             # valid JSON that does not fit a known shape: an unknown type, an unknown
             # message role, an older format, or a shape error in a known type
-            raw = _any_decoder.decode(line)
             if not isinstance(raw, dict):
                 out.damaged.append(DamagedLine(n + 1, "not a JSON object"))
                 continue
@@ -238,16 +258,18 @@ def header_problem(first: bytes) -> str | None:
         return "the file is empty"
     try:
         obj = _decoder.decode(first)
-    except msgspec.DecodeError:
-        return "line 1 is not valid JSON"
     except msgspec.ValidationError:
+        if decode_any(first) is _NOT_JSON:
+            return "line 1 is not valid JSON"
         return "line 1 is not a session header"
+    except DECODE_ERRORS:
+        return "line 1 is not valid JSON"
     return None if isinstance(obj, SessionHeader) else "line 1 is not a session header"
 
 
 def parse_header(first: bytes) -> SessionHeader | None:
     try:
         obj = _decoder.decode(first)
-    except (msgspec.ValidationError, msgspec.DecodeError):
+    except DECODE_ERRORS:
         return None
     return obj if isinstance(obj, SessionHeader) else None

@@ -23,7 +23,8 @@ import msgspec
 
 from ama.messages import UNSET, Unset
 from ama.session.entries import iso_to_ms
-from ama.session.reader import header_problem, parse_header
+from ama.session.meta import derive
+from ama.session.reader import DECODE_ERRORS, header_problem, parse_header
 
 ARCHIVE_TYPE = "ama.archive"
 TASK_TYPE = "ama.task"
@@ -82,6 +83,22 @@ class SessionSummary:
     mtime_ns: int
     # filled by the catalog from the lineage:
     archived: bool = False
+    #: why the file could not be read at all (``Is a directory``...), else None
+    unreadable: str | None = None
+    # seed 002's catalog metadata, from ama.session.meta.derive (the scan and the index alike)
+    error_count: int = 0
+    pending_interaction: str | None = None
+    task_status: str = "completed"
+
+    @property
+    def problem(self) -> str | None:
+        """What makes this session unlistable as a normal row: an unreadable file or a
+        damaged header line (damaged lines further down do not count here)."""
+        if self.unreadable is not None:
+            return f"unreadable: {self.unreadable}"
+        if self.header_error is not None:
+            return f"damaged header: {self.header_error}"
+        return None
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
@@ -96,7 +113,7 @@ def _camel(name: str) -> str:
 def _preview(raw: msgspec.Raw) -> str:
     try:
         content = _any.decode(raw)
-    except msgspec.DecodeError:
+    except DECODE_ERRORS:
         return ""
     if isinstance(content, str):
         text = content
@@ -124,7 +141,7 @@ def _line_at(data: bytes, start: int) -> bytes:
 def _custom_data(line: bytes) -> dict | None:
     try:
         d = _any.decode(_light.decode(line).data)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except DECODE_ERRORS:
         return None
     return d if isinstance(d, dict) else None
 
@@ -166,6 +183,8 @@ def summarize_bytes(data: bytes, path: str, *, size: int | None = None, mtime_ns
         _line_by_line(data, s, has_header=header is not None)
     s.last_message_time = s.last_message_time or s.created
     s.last_message_ms = iso_to_ms(s.last_message_time)
+    meta = derive(data)
+    s.error_count, s.pending_interaction, s.task_status = meta.error_count, meta.pending_interaction, meta.task_status
     return s
 
 
@@ -192,7 +211,7 @@ def _fast(data: bytes, first: bytes, s: SessionSummary) -> bool:
             if not s.first_message:
                 try:
                     e = _light.decode(_line_at(data, start))
-                except (msgspec.DecodeError, msgspec.ValidationError):
+                except DECODE_ERRORS:
                     e = None
                 if e is not None and e.message is not None:
                     s.first_message = _preview(e.message.content)
@@ -202,7 +221,7 @@ def _fast(data: bytes, first: bytes, s: SessionSummary) -> bool:
     while pos >= 0:
         try:
             e = _light.decode(_line_at(data, pos + 1))
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        except DECODE_ERRORS:
             e = None
         if e is not None and e.name is not UNSET:
             s.name = e.name or None  # type: ignore[assignment]
@@ -234,7 +253,7 @@ def _line_by_line(data: bytes, s: SessionSummary, *, has_header: bool) -> None:
             continue
         try:
             e = _light.decode(line)
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        except DECODE_ERRORS:
             s.damaged += 1  # a damaged line, or the partial tail of an interrupted write
             continue
         t = e.type
@@ -255,7 +274,7 @@ def _line_by_line(data: bytes, s: SessionSummary, *, has_header: bool) -> None:
         elif t == "custom" and e.custom_type in (ARCHIVE_TYPE, TASK_TYPE):
             try:
                 d = _any.decode(e.data)
-            except msgspec.DecodeError:
+            except DECODE_ERRORS:
                 continue
             if not isinstance(d, dict):
                 continue
@@ -263,6 +282,19 @@ def _line_by_line(data: bytes, s: SessionSummary, *, has_header: bool) -> None:
                 s.archived_own = bool(d.get("archived"))
             elif s.entry_count == 1:
                 _apply_task(s, d)
+
+
+def unreadable_summary(path: str, err: OSError) -> SessionSummary:
+    """The catalog row of a file that cannot be read (``EISDIR``, ``ELOOP``, ``EACCES``...)."""
+    try:
+        st = os.lstat(path)
+        size, mtime_ns = st.st_size, st.st_mtime_ns
+    except OSError:
+        size = mtime_ns = 0
+    s = summarize_bytes(b"", path, size=size, mtime_ns=mtime_ns)
+    s.header_error = None
+    s.unreadable = err.strerror or str(err)
+    return s
 
 
 def summarize_file(path: str) -> SessionSummary:

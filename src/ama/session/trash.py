@@ -28,16 +28,28 @@ def _free_target(path: str) -> str:
 
 
 def trash_session(sessions_dir: str, ref: str) -> dict:
-    r = resolve(sessions_dir, ref)
-    rel = os.path.relpath(r.path, sessions_dir)
+    """Move a session to the trash.  A file that is not a readable session (a damaged
+    header, a directory or a looping link named ``*.jsonl``) is moved too when ``ref`` is
+    its path: nothing else can name it reliably."""
+    by_path = ref.endswith(".jsonl") or os.sep in ref
+    r = resolve(sessions_dir, ref, damaged=by_path)
+    rel = os.path.relpath(r.path, os.path.abspath(sessions_dir))
     if rel.startswith(".."):
         raise AmaError("invalid_arguments", f"{r.path} is not inside the sessions directory {sessions_dir}")
-    with Lease(r.path):
-        verify(r.path, r)
-        dest = _free_target(os.path.join(sessions_dir, TRASH, rel))
-        os.makedirs(os.path.dirname(dest), exist_ok=True)
-        os.rename(r.path, dest)
+    dest = _free_target(os.path.join(sessions_dir, TRASH, rel))
+    if r.id or os.path.isfile(r.path):
+        with Lease(r.path):
+            if r.id:
+                verify(r.path, r)
+            _move(r.path, dest)
+    else:
+        _move(r.path, dest)  # cannot be opened, so nobody is writing it
     return {"id": r.id, "path": r.path, "trashPath": dest}
+
+
+def _move(src: str, dest: str) -> None:
+    os.makedirs(os.path.dirname(dest), exist_ok=True)
+    os.rename(src, dest)
 
 
 def restore_session(sessions_dir: str, ref: str) -> dict:
@@ -59,16 +71,20 @@ def prune_trash(sessions_dir: str, *, older_than_s: float, dry_run: bool = False
     freed = 0
     for path in iter_session_files(sessions_dir, trash=True):
         try:
-            st = os.stat(path)
+            st = os.lstat(path)
         except OSError:
             continue
         if now - st.st_ctime < older_than_s:
             kept += 1
             continue
+        if not dry_run:
+            try:
+                os.unlink(path)
+            except OSError:  # a directory named *.jsonl: not ours to delete recursively
+                kept += 1
+                continue
         removed.append(path)
         freed += st.st_size
-        if not dry_run:
-            os.unlink(path)
     if not dry_run:
         # drop now-empty workspace directories inside the trash
         root = os.path.join(sessions_dir, TRASH)

@@ -25,18 +25,43 @@ class SessionWriter:
 
     @classmethod
     def create(cls, path: str, first_lines: bytes) -> SessionWriter:
-        """Create a new session file (never an existing one) holding ``first_lines``."""
-        os.makedirs(os.path.dirname(path), exist_ok=True)
+        """Create a new session file (never an existing one) holding ``first_lines``.
+
+        When the first lines cannot be written whole (a full disk, a file size limit), the
+        file this call created is removed again -- a session without its header would only
+        be a damaged file -- and so is the workspace directory if this call made it."""
+        parent = os.path.dirname(path)
+        made_dir = not os.path.isdir(parent)
         try:
+            os.makedirs(parent, exist_ok=True)
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC, 0o600)
         except FileExistsError:
             raise AmaError("exists", f"session file {path} already exists") from None
         except OSError as e:
             raise AmaError("io_error", f"cannot create session file {path}: {e.strerror}") from None
         w = cls(fd, path)
-        lease.acquire(fd, path)
-        w.append(first_lines)
+        try:
+            lease.acquire(fd, path)
+            w.append(first_lines)
+        except BaseException:
+            w._discard(made_dir)
+            raise
         return w
+
+    def _discard(self, made_dir: bool) -> None:
+        """Remove the file :meth:`create` made (only if the path still names it)."""
+        try:
+            st, mine = os.stat(self.path), os.fstat(self.fd)
+            if (st.st_dev, st.st_ino) == (mine.st_dev, mine.st_ino):
+                os.unlink(self.path)
+        except OSError:
+            pass
+        self.close()
+        if made_dir:
+            try:
+                os.rmdir(os.path.dirname(self.path))
+            except OSError:
+                pass
 
     @classmethod
     def open(cls, path: str) -> SessionWriter:

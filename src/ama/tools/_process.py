@@ -3,7 +3,8 @@
 Every command runs in its own session (``start_new_session``), so its process group id is
 its pid and a timeout, an abort or ``bash_kill`` can stop the whole tree: SIGTERM to the
 group, then SIGKILL once ``grace`` seconds have passed with members still alive.  Zombies
-count as gone (an init that does not reap orphans leaves them behind).
+count as gone (an init that does not reap orphans leaves them behind).  Each group is also
+registered with the guard of ``_guard``, which kills it if ama dies first.
 """
 
 from __future__ import annotations
@@ -17,25 +18,40 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ama.tools._guard import guard_group, register_in_child, release_group
+
 DEFAULT_GRACE = 2.0
 _POLL = 0.05
 
 
 def popen(argv: list[str], **kwargs: Any) -> subprocess.Popen:
     """The one place bash starts a process: ``ama.sandbox.spawn`` when the sandbox package
-    provides it (it spawns from a long-lived thread), else ``subprocess.Popen``."""
+    provides it (it spawns from a long-lived thread), else ``subprocess.Popen``.  A process
+    started in its own session is registered with the guard (``_guard``): its group is
+    killed when ama exits, even by SIGKILL."""
+    if kwargs.get("start_new_session") and "preexec_fn" not in kwargs:
+        register = register_in_child()
+        if register is not None:
+            kwargs["preexec_fn"] = register
     try:
         from ama.sandbox import spawn
     except ImportError:
-        return subprocess.Popen(argv, **kwargs)
-    return spawn(argv, **kwargs)
+        proc = subprocess.Popen(argv, **kwargs)
+    else:
+        proc = spawn(argv, **kwargs)
+    if kwargs.get("start_new_session"):
+        guard_group(proc.pid)
+    return proc
 
 
 def watch_exit(proc: subprocess.Popen, on_exit: Callable[[int], None]) -> threading.Thread:
     """Call ``on_exit(returncode)`` from a daemon thread once ``proc`` has exited (and is reaped)."""
 
     def wait() -> None:
-        on_exit(proc.wait())
+        rc = proc.wait()
+        if not group_alive(proc.pid):
+            release_group(proc.pid)
+        on_exit(rc)
 
     thread = threading.Thread(target=wait, name=f"ama-wait-{proc.pid}", daemon=True)
     thread.start()
@@ -111,6 +127,8 @@ def terminate_groups(pgids: list[int], grace: float = DEFAULT_GRACE) -> None:
         alive = [pgid for pgid in alive if group_alive(pgid)]
     for pgid in alive:
         signal_group(pgid, signal.SIGKILL)
+    for pgid in pgids:
+        release_group(pgid)
 
 
 def terminate_group_later(pgid: int, grace: float = DEFAULT_GRACE) -> None:
