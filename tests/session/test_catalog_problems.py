@@ -19,7 +19,9 @@ from ama.messages import SystemMessage
 from ama.session.layout import encode_cwd
 from ama.session.shortid import abbreviate
 from ama.session.store import Session
+from tests.agent.helpers import write_script
 from tests.conftest import ama_cmd
+from tests.rpc.helpers import Rpc
 from tests.session.helpers import simple_session, user
 
 
@@ -170,3 +172,10 @@ def test_time_ordered_ids_get_unique_prefixes_everywhere_they_are_printed(
         for x in ama("sessions", "search", "needle", "--json", cwd=proj).stdout.splitlines()
     ]
     assert sorted(refs) == sorted(f"{i[:13]}#1" for i in ids)
+    model = write_script(tmp_path / "none.json", [])
+    rpc = Rpc(proj, "--model", model, "--no-session")  # RPC search: the same prefixes
+    try:
+        res = rpc.call("search", query="needle")
+        assert sorted(h["ref"] for h in res["data"]["hits"]) == sorted(f"{i[:13]}#1" for i in ids)
+    finally:
+        rpc.close()

@@ -215,23 +215,29 @@ class Interactive:
 
     def _banner(self) -> None:
         from ama import __version__
+        from ama.config.paths import sessions_dir
+        from ama.session.shortid import short_session_id
 
         a = self.agent
         r = self.renderer
         where = a.session.path or "in memory"
-        r.line(r.style(f"ama {__version__} · {a.model.ref} · session {a.session.id[:8]} ({where})", "2"))
+        sid = short_session_id(sessions_dir(self.args.session_dir), a.session.id) if a.session.path else a.session.id[:8]
+        r.line(r.style(f"ama {__version__} · {a.model.ref} · session {sid} ({where})", "2"))
         r.line(r.style("/help for commands · Esc interrupts · Ctrl-C twice quits", "2"))
 
     async def _pick_session(self) -> str:
         from ama.config.paths import sessions_dir
         from ama.session.catalog import list_page, scan
+        from ama.session.shortid import short_session_ids
 
-        page = list_page(scan(str(sessions_dir(self.args.session_dir))), cwd=os.getcwd(), limit=20)
+        root = str(sessions_dir(self.args.session_dir))
+        page = list_page(scan(root), cwd=os.getcwd(), limit=20)
         if not page.sessions:
             self.renderer.line("No sessions in this directory; starting a new one.")
             return "new"
+        short = short_session_ids(root, [s.id for s in page.sessions])
         for i, s in enumerate(page.sessions, 1):
-            self.renderer.line(f"  {i:>2}. {s.id[:8]}  {s.last_message_time[:16]}  {(s.name or s.first_message)[:70]}")
+            self.renderer.line(f"  {i:>2}. {short[s.id]}  {s.last_message_time[:16]}  {(s.name or s.first_message)[:70]}")
         while True:
             reply = await self.ui.read("Resume which? (number, Enter for the first) ")
             if reply is None:

@@ -10,8 +10,8 @@ import sys
 
 from ama.cli.util import local_time, sessions_dir
 from ama.errors import InvalidArguments
-from ama.index.hits import find_hits, since_ms
 from ama.index.hits import parse_roles as _roles
+from ama.index.hits import search_page, since_ms
 
 DESCRIPTION = """\
 Search user text, assistant text, tool calls (as `name args-json`) and tool results of the
@@ -50,7 +50,6 @@ def add_parser(sub: argparse._SubParsersAction, add_session_dir) -> None:
 
 
 def sessions_search(args: argparse.Namespace) -> int:
-    from ama.index import search as S
     from ama.index.pattern import Pattern
     from ama.index.search import SearchQuery
 
@@ -64,10 +63,7 @@ def sessions_search(args: argparse.Namespace) -> int:
         limit=args.limit,
     )
     root = os.path.abspath(sessions_dir(args))
-    hits = find_hits(root, q, no_cache=args.no_cache)
-    more = len(hits) > args.limit
-    hits = hits[: args.limit]
-    S.abbreviate_hits(hits, root)
+    hits, more = search_page(root, q, no_cache=args.no_cache)
     out = sys.stdout
     if args.json:
         for h in hits:

@@ -46,3 +46,14 @@ def find_hits(root: str, q: Any, *, no_cache: bool) -> list:
         if res is not None and res[0] is not None:
             return res[0]
     return S.scan(root, q)
+
+
+def search_page(root: str, q: Any, *, no_cache: bool) -> tuple[list, bool]:
+    """The first ``q.limit`` hits, their session ids abbreviated git-like among the sessions
+    of ``root``, and whether there were more: what every interface prints."""
+    from ama.index import search as S
+
+    hits = find_hits(root, q, no_cache=no_cache)
+    page = hits[: q.limit]
+    S.abbreviate_hits(page, root)
+    return page, len(hits) > q.limit

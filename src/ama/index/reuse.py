@@ -56,7 +56,7 @@ def resolve_from(sessions_dir: str, ref: str) -> Reused:
         raise NotFound(f"--from {ref}: session file {path} is gone") from None
     users = user_messages(data.entries)
     if not users:
-        raise InvalidArguments(f"--from {ref}: session {data.id[:8]} has no user messages")
+        raise InvalidArguments(f"--from {ref}: session {sid} has no user messages")
     if n is None:
         n = users[-1].n
     if n > len(users):

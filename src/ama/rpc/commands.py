@@ -407,7 +407,7 @@ async def cmd_export(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
 @command("search", query=("str", True), all=("bool", False), role=("str", False), since=("str", False), limit=("int", False))
 async def cmd_search(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
     """Full-text search of sessions, as ``ama sessions search --json``."""
-    from ama.index.hits import find_hits, parse_roles, since_ms
+    from ama.index.hits import parse_roles, search_page, since_ms
     from ama.index.pattern import Pattern
     from ama.index.search import SearchQuery
 
@@ -422,8 +422,10 @@ async def cmd_search(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
         limit=limit,
     )
     loop = asyncio.get_running_loop()
-    hits = await loop.run_in_executor(None, lambda: find_hits(os.path.abspath(srv.sessions_dir), q, no_cache=False))
-    return {"hits": [h.to_json() for h in hits[:limit]], "more": len(hits) > limit}
+    hits, more = await loop.run_in_executor(
+        None, lambda: search_page(os.path.abspath(srv.sessions_dir), q, no_cache=False)
+    )
+    return {"hits": [h.to_json() for h in hits], "more": more}
 
 
 unsupported("plan_response", "plan mode and plan approval are not built yet", planId=("str", True), decision=("str", True))
