@@ -10,6 +10,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from ama.agent.guard import Limits
 from ama.agent.session import AgentSession, default_output_dir
 from ama.ai.models import DEFAULT_MODELS
 from ama.errors import AmaError, NotFound
@@ -27,6 +28,10 @@ class AgentOptions:
     session_dir: str | None = None
     broker: Any = None  # None: unattended (every "ask" is denied with a reason)
     max_turns: int | None = None
+    #: budgets over the config's ``limits.*`` (agent/guard.py)
+    limits: Limits | None = None
+    #: the fallback model over the config's ``fallbackModel``
+    fallback_model: str | None = None
     extra_tools: list[Any] = field(default_factory=list)
     system_prompt: str | None = None
     config: Any = None
@@ -144,7 +149,9 @@ def build_agent(opts: AgentOptions) -> tuple[AgentSession, list[str]]:
                 keep=config.get("checkpoints.keep"),
                 notify=notify,
             )
-        max_turns = opts.max_turns if opts.max_turns is not None else (config.get("limits.maxTurns") or None)
+        limits = Limits.from_config(config).over(opts.limits).over(Limits.checked(max_turns=opts.max_turns))
+        fallback_ref = opts.fallback_model or config.get("fallbackModel")
+        fallback = registry.get(fallback_ref) if fallback_ref else None
         agent = AgentSession(
             session=session,
             registry=registry,
@@ -157,7 +164,8 @@ def build_agent(opts: AgentOptions) -> tuple[AgentSession, list[str]]:
             broker=opts.broker,
             bash_sandbox=sandbox,
             system_prompt=opts.system_prompt if opts.system_prompt is not None else build_system_prompt(cwd),
-            max_turns=max_turns,
+            limits=limits,
+            fallback_model=fallback,
             max_attempts=config.get("retry.maxAttempts"),
             retry_base_s=config.get("retry.baseDelayMs") / 1000,
             jobs=jobs,

@@ -21,6 +21,7 @@ from typing import Any
 
 from ama.agent.approvals import ApprovalBroker
 from ama.agent.events import Emitter, Event, Listener, event, plain
+from ama.agent.guard import Limits
 from ama.agent.run import RunResult, run_prompt
 from ama.errors import AmaError, Busy, InvalidArguments
 from ama.messages import ImageContent, SystemMessage, TextContent, ToolCall, ToolResultMessage
@@ -53,6 +54,8 @@ class AgentSession:
         jobs: Any = None,
         config: Any = None,
         checkpoints: Any = None,
+        limits: Limits | None = None,
+        fallback_model: Any = None,
     ) -> None:
         from ama.tools import ReadFiles, tool_specs
 
@@ -71,6 +74,10 @@ class AgentSession:
         self.output_dir = output_dir
         self.system_prompt = system_prompt
         self.max_turns = max_turns
+        #: the budgets of every run (agent/guard.py); a prompt may override them
+        self.limits = (limits or Limits()).over(Limits(max_turns=max_turns))
+        #: the model answering when this one is overloaded (agent/fallback.py)
+        self.fallback_model: Any = fallback_model
         self.max_attempts = max(1, max_attempts)
         self.retry_base_s = retry_base_s
         self.read_files = read_files if read_files is not None else ReadFiles()
@@ -214,10 +221,12 @@ class AgentSession:
         origin: str | None = None,
         behavior: str | None = None,
         started: Callable[[], None] | None = None,
+        limits: Limits | None = None,
     ) -> asyncio.Task | None:
         """Start a run (returns its task), or, while busy, queue the message as ``behavior``
         (``"steer"`` or ``"followUp"``) and return None.  Busy without a behavior -> Busy.
-        ``started`` (optional) resolves when the run has begun (see ``run_prompt``)."""
+        ``started`` (optional) resolves when the run has begun (see ``run_prompt``);
+        ``limits`` override the agent's budgets for this run."""
         if self.busy:
             if behavior == "steer":
                 self.steer(text, images)
@@ -231,13 +240,18 @@ class AgentSession:
         if self.session.readonly_reason:
             raise AmaError("readonly", f"cannot write to session {self.session.path}: {self.session.readonly_reason}")
         self.abort_event = asyncio.Event()
-        self._task = asyncio.ensure_future(run_prompt(self, text, images, origin, started))
+        self._task = asyncio.ensure_future(run_prompt(self, text, images, origin, started, limits))
         return self._task
 
     async def prompt(
-        self, text: str, images: list[ImageContent] | None = None, *, origin: str | None = None
+        self,
+        text: str,
+        images: list[ImageContent] | None = None,
+        *,
+        origin: str | None = None,
+        limits: Limits | None = None,
     ) -> RunResult:
-        task = self.start(text, images, origin=origin)
+        task = self.start(text, images, origin=origin, limits=limits)
         assert task is not None
         return await task
 

@@ -56,6 +56,7 @@ def agent_main(args: argparse.Namespace) -> int:
 
 def agent_options(args: argparse.Namespace, *, broker: Any = None) -> Any:
     from ama.agent.compose import AgentOptions
+    from ama.agent.guard import Limits
 
     choice = _session_choice(args)
     if choice == "" and broker is None:
@@ -69,6 +70,12 @@ def agent_options(args: argparse.Namespace, *, broker: Any = None) -> Any:
         session_dir=args.session_dir,
         broker=broker,
         max_turns=args.max_turns,
+        limits=Limits.checked(
+            max_cost=getattr(args, "max_cost", None),
+            max_tokens=getattr(args, "max_tokens", None),
+            max_wall_time=getattr(args, "max_wall_time", None),
+        ),
+        fallback_model=getattr(args, "fallback_model", None),
     )
 
 
@@ -171,6 +178,10 @@ async def print_main(args: argparse.Namespace) -> int:
         }
         if rec.error_message:
             out["errorMessage"] = rec.error_message
+        if rec.limit:
+            out["limit"] = rec.limit
+        if result.warning:
+            out["warning"] = result.warning
         sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
     elif fmt == "text" and result.text:
         sys.stdout.write(result.text.rstrip("\n") + "\n")
