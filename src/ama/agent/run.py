@@ -225,6 +225,7 @@ async def run_loop(agent: AgentSession, record: RunRecord, limits: Limits | None
                 break
             guard.turns += 1
             if guard.turns > 1:  # run_prompt announced the first turn before the user message
+                agent.session.append_custom(RUN_TYPE, record.progress())  # stepIndex while it runs
                 agent.emit(event("turn_start"))
             reply = await model_call(agent, record, guard)
             last = reply.message

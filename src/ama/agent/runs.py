@@ -67,6 +67,11 @@ class RunRecord:
             self.terminal_reason = reason
             self.error_code = error_code
 
+    def progress(self) -> dict[str, Any]:
+        """The record of a run still going (its ``stepIndex`` moved on): RUNNING again."""
+        self.updated_at = now_iso()
+        return self.to_data()
+
     @property
     def exit_code(self) -> int:
         return EXIT_CODES.get(self.status, 1)
