@@ -45,6 +45,9 @@ def test_max_cost_stops_the_run_at_the_turn_that_reaches_it(tmp_path: Path, ama_
     assert status.returncode == 0, status.stderr
     shown = json.loads(status.stdout)
     assert shown["status"] == "COMPLETED" and shown["terminalReason"] == "max_steps"
+    assert shown["limit"] == {"kind": "cost", "value": 0.03, "limit": 0.025} and shown["stepIndex"] == 3
+    human = ama(tmp_path, "runs", "status", final["executionId"])
+    assert "Limit      cost 0.03 of 0.025" in human.stdout
 
 
 def test_max_turns_emits_limit_reached_and_json_result_names_it(tmp_path: Path, ama_home: Path, server: LocalServer) -> None:
@@ -88,6 +91,10 @@ def test_rate_limit_keeps_the_provider_error(tmp_path: Path, ama_home: Path, ser
     final = run_records(ama_home)[-1]
     assert final["status"] == "FAILED" and final["terminalReason"] == "rate_limit"
     assert final["errorCode"] == "rate_limited" and final["httpStatus"] == 429 and final["category"] == "provider"
+    for extra in ((), ("--no-cache",)):
+        shown = json.loads(ama(tmp_path, "runs", "status", final["executionId"], "--json", *extra).stdout)
+        assert (shown["terminalReason"], shown["errorCode"], shown["httpStatus"]) == ("rate_limit", "rate_limited", 429)
+        assert shown["category"] == "provider" and shown["retryable"] is True and "slow down" in shown["errorMessage"]
 
 
 def test_main_model_overloaded_is_answered_by_the_fallback_then_back(tmp_path: Path, ama_home: Path, server: LocalServer) -> None:
