@@ -121,6 +121,7 @@ def test_fallback_after_retries_are_exhausted(tmp_path: Path, ama_home: Path, se
     p = ama(tmp_path, "-p", "go")
     assert p.returncode == 0, p.stderr
     assert p.stdout == "from backup\n"
+    assert "local/main failed (" in p.stderr and "answering this request with the fallback local/backup" in p.stderr
     assert request_models(server) == ["main", "main", "backup"]
 
 

@@ -212,4 +212,19 @@ def repeat_stop_message(call: ToolCall) -> str:
     return f"stopped: the model made the same tool call {REPEAT_STOP} times in this run: {describe_call(call)}"
 
 
-__all__ = ["KINDS", "LimitHit", "Limits", "REPEAT_REMIND", "REPEAT_STOP", "RunGuard", "call_key", "repeat_reminder"]
+def guard_notice(ev: dict[str, Any]) -> str | None:
+    """The one-line text the terminal shows for a guard event, else None."""
+    t = ev.get("type")
+    if t == "limit_reached":
+        units = {"cost": "USD", "tokens": "tokens", "turns": "turns", "wallTime": "s"}.get(ev.get("kind", ""), "")
+        return f"limit reached: {ev.get('kind')} {ev.get('value')} of {ev.get('limit')} {units}; the run stops here"
+    if t == "model_fallback":
+        src, dst = ev.get("from") or {}, ev.get("to") or {}
+        return (
+            f"{src.get('provider')}/{src.get('id')} failed ({ev.get('reason')}); "
+            f"answering this request with the fallback {dst.get('provider')}/{dst.get('id')}"
+        )
+    return None
+
+
+__all__ = ["KINDS", "LimitHit", "Limits", "REPEAT_REMIND", "REPEAT_STOP", "RunGuard", "call_key", "guard_notice", "repeat_reminder"]

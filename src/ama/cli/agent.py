@@ -137,6 +137,10 @@ async def print_main(args: argparse.Namespace) -> int:
         if fmt == "stream-json":
             sys.stdout.write(json.dumps(ev, ensure_ascii=False) + "\n")
             sys.stdout.flush()
+        elif ev["type"] in ("limit_reached", "model_fallback"):
+            from ama.agent.guard import guard_notice
+
+            print(f"ama: {guard_notice(ev)}", file=sys.stderr)
         elif ev["type"] == "auto_retry_start":
             print(
                 f"ama: {ev.get('errorMessage')}; retrying in {ev['delayMs'] / 1000:.1f}s "
