@@ -134,3 +134,13 @@ def test_a_failing_fallback_ends_the_run_naming_both_errors(tmp_path: Path, ama_
     assert "local/main: " in out["errorMessage"] and "main is overloaded" in out["errorMessage"]
     assert "fallback local/backup: " in out["errorMessage"] and "backup is overloaded too" in out["errorMessage"]
     assert request_models(server) == ["main", "backup"]
+
+
+def test_retries_exhausted_without_fallback_keep_the_server_error(tmp_path: Path, ama_home: Path, server: LocalServer) -> None:
+    write_config(ama_home, server.url, retry={"maxAttempts": 2, "baseDelayMs": 1})
+    server.replies = [error(500, "boom"), error(500, "boom")]
+    p = ama(tmp_path, "-p", "go")
+    assert p.returncode == 1 and "boom" in p.stderr
+    final = run_records(ama_home)[-1]
+    assert (final["terminalReason"], final["errorCode"], final["httpStatus"]) == ("max_retries", "server_error", 500)
+    assert request_models(server) == ["main", "main"]
