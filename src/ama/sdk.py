@@ -17,10 +17,12 @@
 ``validate(args)`` and ``async execute(call_id, args, ctx, on_update)`` — see
 ``ama.tools.BuiltinTool``), ``approve`` (an async callback answering permission asks with
 ``"allow"``, ``"allow_session"`` or ``"deny"``; without it every ask is denied),
-``session_dir``, ``system_prompt``, ``max_turns`` and ``sandbox`` (``"off"``, the default:
-bash runs unsandboxed whatever ``sandbox.bash`` says in the config; ``"auto"``: bash runs in
-the OS sandbox when bwrap / sandbox-exec works, as with ``sandbox.bash: auto``; the
-``sandbox.network`` / ``writable`` / ``env`` settings still apply).  To drive ama in another process, use
+``session_dir``, ``system_prompt``, the budgets ``max_turns``, ``max_cost`` (USD),
+``max_tokens`` and ``max_wall_time`` (seconds), ``fallback_model``, and ``sandbox`` (``"off"``,
+the default: bash runs unsandboxed whatever ``sandbox.bash`` says in the config; ``"auto"``: bash
+runs in the OS sandbox when bwrap / sandbox-exec works, as with ``sandbox.bash: auto``; the
+``sandbox.network`` / ``writable`` / ``env`` settings still apply).  One prompt can override the
+budgets with ``agent.prompt(text, limits=Limits(max_cost=0.5))``.  To drive ama in another process, use
 ``ama.rpc.client.RpcClient`` (same method names).
 """
 
@@ -31,6 +33,7 @@ from typing import Any
 from typing import Literal as _Literal
 
 from ama.agent.compose import AgentOptions, build_agent
+from ama.agent.guard import Limits
 from ama.agent.run import RunResult
 from ama.agent.session import AgentSession
 from ama.errors import AmaError
@@ -41,6 +44,7 @@ __all__ = [
     "AmaError",
     "BuiltinTool",
     "create_agent",
+    "Limits",
     "RunResult",
     "ToolContext",
     "ToolError",
@@ -60,6 +64,10 @@ async def create_agent(
     session_dir: str | None = None,
     system_prompt: str | None = None,
     max_turns: int | None = None,
+    max_cost: float | None = None,
+    max_tokens: int | None = None,
+    max_wall_time: float | None = None,
+    fallback_model: str | None = None,
     config: Any = None,
     sandbox: _Literal["auto", "off"] = "off",
 ) -> AgentSession:
@@ -77,6 +85,8 @@ async def create_agent(
             session_dir=session_dir,
             broker=CallbackBroker(approve) if approve is not None else None,
             max_turns=max_turns,
+            limits=Limits.checked(max_cost=max_cost, max_tokens=max_tokens, max_wall_time=max_wall_time, source="py"),
+            fallback_model=fallback_model,
             extra_tools=list(tools or []),
             system_prompt=system_prompt,
             config=config,

@@ -10,6 +10,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ama.agent.guard import Limits
 from ama.agent.parts import AgentParts, AgentSettings
 from ama.agent.session import AgentSession, default_output_dir
 from ama.ai.models import DEFAULT_MODELS
@@ -32,6 +33,10 @@ class AgentOptions:
     session_dir: str | None = None
     broker: ApprovalBroker | None = None  # None: unattended (every "ask" is denied with a reason)
     max_turns: int | None = None
+    #: budgets over the config's ``limits.*`` (agent/guard.py)
+    limits: Limits | None = None
+    #: the fallback model over the config's ``fallbackModel``
+    fallback_model: str | None = None
     extra_tools: list[Tool] = field(default_factory=list)
     system_prompt: str | None = None
     config: Any = None
@@ -187,7 +192,9 @@ def build_agent(opts: AgentOptions) -> tuple[AgentSession, list[str]]:
                 keep=config.get("checkpoints.keep"),
                 notify=notify,
             )
-        max_turns = opts.max_turns if opts.max_turns is not None else (config.get("limits.maxTurns") or None)
+        limits = Limits.from_config(config).over(opts.limits).over(Limits.checked(max_turns=opts.max_turns))
+        fallback_ref = opts.fallback_model or config.get("fallbackModel")
+        fallback = registry.get(fallback_ref) if fallback_ref else None
         parts = AgentParts(
             registry=registry,
             permissions=permissions,
@@ -202,7 +209,8 @@ def build_agent(opts: AgentOptions) -> tuple[AgentSession, list[str]]:
             output_dir=output_dir,
             thinking_level=thinking or "off",
             system_prompt=opts.system_prompt if opts.system_prompt is not None else build_system_prompt(cwd),
-            max_turns=max_turns,
+            limits=limits,
+            fallback_model=fallback,
             max_attempts=config.get("retry.maxAttempts"),
             retry_base_s=config.get("retry.baseDelayMs") / 1000,
         )

@@ -7,6 +7,7 @@ import os
 from typing import Any, Protocol
 
 from ama.agent.compose import AgentOptions
+from ama.agent.guard import Limits
 from ama.errors import InvalidArguments
 
 
@@ -51,4 +52,10 @@ def agent_options(args: AgentArgs, *, broker: Any = None) -> AgentOptions:
         session_dir=args.session_dir,
         broker=broker,
         max_turns=args.max_turns,
+        limits=Limits.checked(
+            max_cost=getattr(args, "max_cost", None),
+            max_tokens=getattr(args, "max_tokens", None),
+            max_wall_time=getattr(args, "max_wall_time", None),
+        ),
+        fallback_model=getattr(args, "fallback_model", None),
     )

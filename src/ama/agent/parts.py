@@ -21,6 +21,7 @@ from ama.tools.context import BashSandboxLike
 
 if TYPE_CHECKING:
     from ama.agent.approvals import ApprovalBroker
+    from ama.agent.guard import Limits
     from ama.ai.types import Model
     from ama.checkpoints.records import CodeRestoreResult
     from ama.hooks import HookTable
@@ -130,6 +131,10 @@ class AgentSettings:
     thinking_level: str = "off"
     system_prompt: str = ""
     max_turns: int | None = None
+    #: budgets of every run (``ama.agent.guard.Limits``; None: only ``max_turns``)
+    limits: Limits | None = None
+    #: the model answering when the main one is overloaded (``ama.agent.fallback``)
+    fallback_model: Any = None
     #: model calls per turn, retries included (at least 1)
     max_attempts: int = 3
     retry_base_s: float = 2.0

@@ -17,6 +17,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ama.agent.events import event, plain
+from ama.agent.guard import (
+    REPEAT_REMIND,
+    REPEAT_STOP,
+    LimitHit,
+    Limits,
+    RunGuard,
+    repeat_reminder,
+    repeat_stop_message,
+)
 from ama.agent.runs import RUN_TYPE, RunRecord
 from ama.agent.tool_exec import execute_call
 from ama.messages import AssistantMessage, ImageContent, TextContent, ToolCall, ToolResultMessage, UserMessage
@@ -31,6 +40,8 @@ ABORTED_NOTE = (
 )
 SKIPPED_STEER = "Skipped: the user sent a new message before this call ran."
 SKIPPED_ABORT = "Not run: the user interrupted."
+SKIPPED_REPEAT = "Not run: the run was stopped because the model repeated a tool call."
+REPEAT_TYPE = "ama.repeat-reminder"
 
 
 @dataclass
@@ -67,44 +78,81 @@ async def _sleep_or_abort(agent: AgentSession, seconds: float) -> bool:
         return False
 
 
-async def model_call(agent: AgentSession, record: RunRecord) -> tuple[AssistantMessage, bool]:
-    """One model request with retries: the final assistant message (already in the session)
-    and whether it was retried."""
-    from ama.ai import DoneEvent, ErrorEvent, StartEvent, StreamOptions, backoff_delay, stream
+@dataclass
+class ModelReply:
+    """The outcome of one model request (with its retries and fallback)."""
+
+    message: AssistantMessage  # already in the session
+    error: Any = None  # the provider error of a failed reply
+    retried: bool = False
+    error_message: str | None = None  # set when main and fallback both failed
+
+
+async def _attempt(agent: AgentSession, record: RunRecord, attempt: int, guard: RunGuard | None) -> tuple[Any, Any, Any]:
+    """One streamed request to ``agent.model``: (final message, error, its entry)."""
+    from ama.ai import DoneEvent, ErrorEvent, StartEvent, StreamOptions, stream
+
+    record.step_index += 1
+    request: dict[str, Any] = {}
+    options = StreamOptions(
+        api_key=agent.registry.api_key(agent.model),
+        thinking_level=agent.thinking_level,
+        abort=agent.abort_event,
+        on_request=request.update,
+        session_id=agent.session.id,
+    )
+    final: AssistantMessage | None = None
+    error: Any = None
+    events_iter: Any = stream(agent.model, agent.build_context(), options)
+    async with contextlib.aclosing(events_iter) as events:
+        async for ev in events:
+            if isinstance(ev, StartEvent):
+                agent.emit(event("message_start", message=plain(ev.partial)))
+            elif isinstance(ev, DoneEvent):
+                final = ev.message
+            elif isinstance(ev, ErrorEvent):
+                final, error = ev.message, ev.error
+            else:
+                agent.emit(event("message_update", assistantMessageEvent=plain(ev)))
+    assert final is not None, "the provider stream ended without done or error"
+    entry = agent.session.append_message(final)
+    agent.emit(event("message_end", message=plain(final)))
+    if guard is not None:
+        guard.add_usage(final)
+    if request:
+        agent.session.append_custom("ama.request", {"purpose": "turn", **request, "attempt": attempt})
+    return final, error, entry
+
+
+async def model_call(agent: AgentSession, record: RunRecord, guard: RunGuard | None = None) -> ModelReply:
+    """One model request with retries, and the fallback model when the main one is
+    overloaded or still failing after the last retry (agent/fallback.py)."""
+    from ama.agent.fallback import answer_with_fallback, both_errors, error_text, should_fall_back
+    from ama.ai import backoff_delay
 
     attempt = 0
     retried = False
     while True:
         attempt += 1
-        record.step_index += 1
-        request: dict[str, Any] = {}
-        options = StreamOptions(
-            api_key=agent.registry.api_key(agent.model),
-            thinking_level=agent.thinking_level,
-            abort=agent.abort_event,
-            on_request=request.update,
-            session_id=agent.session.id,
-        )
-        final: AssistantMessage | None = None
-        error: Any = None
-        events_iter: Any = stream(agent.model, agent.build_context(), options)
-        async with contextlib.aclosing(events_iter) as events:
-            async for ev in events:
-                if isinstance(ev, StartEvent):
-                    agent.emit(event("message_start", message=plain(ev.partial)))
-                elif isinstance(ev, DoneEvent):
-                    final = ev.message
-                elif isinstance(ev, ErrorEvent):
-                    final, error = ev.message, ev.error
-                else:
-                    agent.emit(event("message_update", assistantMessageEvent=plain(ev)))
-        assert final is not None, "the provider stream ended without done or error"
-        entry = agent.session.append_message(final)
-        agent.emit(event("message_end", message=plain(final)))
-        if request:
-            agent.session.append_custom("ama.request", {"purpose": "turn", **request, "attempt": attempt})
+        final, error, entry = await _attempt(agent, record, attempt, guard)
         retryable = bool(getattr(error, "retryable", False))
-        if final.stop_reason == "error" and retryable and attempt < agent.max_attempts and not agent.abort_event.is_set():
+        failed = final.stop_reason == "error" and not agent.abort_event.is_set()
+        if failed and should_fall_back(agent, error, attempt):
+            agent.session.append_context_edit(entry.id, None, "retry")
+            main_ref, fb_ref, reason = agent.model.ref, agent.fallback_model.ref, error_text(final, error)
+
+            async def once(n: int = attempt + 1) -> tuple[AssistantMessage, Any]:
+                fb_final, fb_error, _ = await _attempt(agent, record, n, guard)
+                return fb_final, fb_error
+
+            fb_final, fb_error = await answer_with_fallback(agent, final, error, once)
+            if retried:
+                agent.emit(event("auto_retry_end", success=fb_final.stop_reason != "error", attempt=attempt))
+            if fb_final.stop_reason == "error":
+                both = both_errors(main_ref, reason, fb_ref, fb_final, fb_error)
+                return ModelReply(fb_final, fb_error, True, both)
+            return ModelReply(fb_final, None, True)
+        if failed and retryable and attempt < agent.max_attempts:
             agent.session.append_context_edit(entry.id, None, "retry")
             delay = backoff_delay(attempt, getattr(error, "retry_after", None), base=agent.retry_base_s)
             agent.emit(
@@ -113,19 +161,19 @@ async def model_call(agent: AgentSession, record: RunRecord) -> tuple[AssistantM
                     attempt=attempt,
                     maxAttempts=agent.max_attempts,
                     delayMs=int(delay * 1000),
-                    errorMessage=final.error_message if isinstance(final.error_message, str) else str(error),
+                    errorMessage=error_text(final, error),
                 )
             )
             retried = True
             if await _sleep_or_abort(agent, delay):
                 agent.emit(event("auto_retry_end", success=False, attempt=attempt, finalError="aborted"))
-                return final, retried
+                return ModelReply(final, error, retried)
             continue
         if retried:
             ok = final.stop_reason != "error"
             msg = final.error_message if isinstance(final.error_message, str) else None
             agent.emit(event("auto_retry_end", success=ok, attempt=attempt, finalError=None if ok else msg))
-        return final, retried
+        return ModelReply(final, error if final.stop_reason == "error" else None, retried)
 
 
 def _deliver(agent: AgentSession, items: list[tuple[str, list[ImageContent] | None]], origin: str) -> None:
@@ -136,66 +184,138 @@ def _deliver(agent: AgentSession, items: list[tuple[str, list[ImageContent] | No
         agent.emit(event("message_end", message=plain(msg)))
 
 
-async def run_loop(agent: AgentSession, record: RunRecord) -> RunResult:
+def _limit_reached(agent: AgentSession, record: RunRecord, hit: LimitHit, guard: RunGuard) -> None:
+    """End the run at a budget: COMPLETED/max_steps (exit 0), or FAILED/timeout for the
+    wall-time budget (seeds/003: a timeout budget is a failure); the record names the limit."""
+    if guard.first_report(hit):
+        agent.emit(event("limit_reached", **hit.to_data()))
+    record.limit = hit.to_data()
+    if hit.kind == "wallTime":
+        record.error_message = f"the run took longer than its wall-time limit of {hit.limit:g}s"
+        record.transition("FAILED", reason="timeout", error_code="timeout_budget_exceeded")
+    else:
+        record.transition("COMPLETED", reason="max_steps")
+
+
+def _provider_failure(record: RunRecord, reply: ModelReply) -> None:
+    """FAILED with the provider's error kept: code, category, HTTP status (seeds/003 §8)."""
+    from ama.agent.runs import terminal_reason_for
+
+    err = reply.error
+    last = reply.message
+    record.error_message = reply.error_message or (last.error_message if isinstance(last.error_message, str) else None)
+    record.set_provider_error(err)
+    code = getattr(err, "code", None) or "provider_error"
+    record.transition("FAILED", reason=terminal_reason_for(code, reply.retried), error_code=code)
+
+
+async def run_loop(agent: AgentSession, record: RunRecord, limits: Limits | None = None) -> RunResult:
     from ama.hooks import run_hooks
 
     last: AssistantMessage | None = None
     warning: str | None = None
-    turns = 0
-    while True:
-        if agent.max_turns is not None and turns >= agent.max_turns:
-            record.transition("COMPLETED", reason="max_steps")
-            warning = "max_turns"
-            break
-        turns += 1
-        if turns > 1:  # run_prompt announced the first turn before the user message
-            agent.emit(event("turn_start"))
-        last, retried = await model_call(agent, record)
-        calls = [b for b in last.content if isinstance(b, ToolCall)]
-        results: list[ToolResultMessage] = []
-        if last.stop_reason == "aborted" or agent.abort_event.is_set():
-            for call in calls:
-                results.append(agent.append_skipped(call, SKIPPED_ABORT))
+    guard = RunGuard(agent.limits.over(limits))
+    timer = _wall_timer(agent, guard)
+    try:
+        while True:
+            hit = guard.exceeded()
+            if hit is not None:
+                _limit_reached(agent, record, hit, guard)
+                warning = "limit_reached"
+                break
+            guard.turns += 1
+            if guard.turns > 1:  # run_prompt announced the first turn before the user message
+                agent.session.append_custom(RUN_TYPE, record.progress())  # stepIndex while it runs
+                agent.emit(event("turn_start"))
+            reply = await model_call(agent, record, guard)
+            last = reply.message
+            calls = [b for b in last.content if isinstance(b, ToolCall)]
+            results: list[ToolResultMessage] = []
+            if last.stop_reason == "aborted" or agent.abort_event.is_set():
+                for call in calls:
+                    results.append(agent.append_skipped(call, SKIPPED_ABORT))
+                agent.emit(event("turn_end", message=plain(last), toolResults=plain(results)))
+                if guard.wall_time_expired and (hit := guard.exceeded()) is not None:
+                    _limit_reached(agent, record, hit, guard)
+                    warning = "limit_reached"
+                else:
+                    record.transition("CANCELLED", reason="aborted")
+                break
+            if last.stop_reason == "error":
+                agent.emit(event("turn_end", message=plain(last), toolResults=[]))
+                _provider_failure(record, reply)
+                break
+            stopped_at: ToolCall | None = None
+            reminders: list[str] = []
+            for i, call in enumerate(calls):
+                if agent.abort_event.is_set():
+                    results.append(agent.append_skipped(call, SKIPPED_ABORT))
+                elif agent.steering and i > 0:
+                    results.append(agent.append_skipped(call, SKIPPED_STEER))
+                elif stopped_at is not None:
+                    results.append(agent.append_skipped(call, SKIPPED_REPEAT))
+                else:
+                    count = guard.note_call(call, agent.tools_by_name.get(call.name))
+                    if count >= REPEAT_STOP:
+                        stopped_at = call
+                        results.append(agent.append_skipped(call, f"Not run: {repeat_stop_message(call)}."))
+                        continue
+                    msg, _denied = await execute_call(agent, call)
+                    results.append(msg)
+                    if count >= REPEAT_REMIND:
+                        reminders.append(repeat_reminder(call, count))
             agent.emit(event("turn_end", message=plain(last), toolResults=plain(results)))
-            record.transition("CANCELLED", reason="aborted")
-            break
-        if last.stop_reason == "error":
-            agent.emit(event("turn_end", message=plain(last), toolResults=[]))
-            code = "max_retries" if retried else "error"
-            record.error_message = last.error_message if isinstance(last.error_message, str) else None
-            record.transition("FAILED", reason=code, error_code="provider_error")
-            break
-        for i, call in enumerate(calls):
             if agent.abort_event.is_set():
-                results.append(agent.append_skipped(call, SKIPPED_ABORT))
-            elif agent.steering and i > 0:
-                results.append(agent.append_skipped(call, SKIPPED_STEER))
-            else:
-                msg, _denied = await execute_call(agent, call)
-                results.append(msg)
-        agent.emit(event("turn_end", message=plain(last), toolResults=plain(results)))
-        if agent.abort_event.is_set():
-            record.transition("CANCELLED", reason="aborted")
-            break
-        if agent.steering:
-            _deliver(agent, agent.take_steering(), "steer")
-            continue
-        if calls:
-            continue
-        if agent.follow_up:
-            _deliver(agent, agent.take_follow_up(), "followUp")
-            continue
-        if agent.hooks:
-            stop = await run_hooks("Stop", {"sessionId": agent.session.id}, agent.hooks, cwd=agent.cwd)
-            agent.emit_hook_records(stop)
-            if stop.blocked and stop.reason and turns < (agent.max_turns or 10_000):
-                _deliver(agent, [(stop.reason, None)], "host")
+                if guard.wall_time_expired and (hit := guard.exceeded()) is not None:
+                    _limit_reached(agent, record, hit, guard)
+                    warning = "limit_reached"
+                else:
+                    record.transition("CANCELLED", reason="aborted")
+                break
+            if stopped_at is not None:
+                record.error_message = repeat_stop_message(stopped_at)
+                record.transition("FAILED", reason="error", error_code="repeated_tool_call")
+                agent.emit(event("notification", level="error", message=f"run {record.error_message}"))
+                warning = "repeated_tool_call"
+                break
+            for text in reminders:
+                agent.session.append_custom_message(REPEAT_TYPE, text, display=False)
+            if agent.steering:
+                _deliver(agent, agent.take_steering(), "steer")
                 continue
-        record.transition("COMPLETED", reason="length" if last.stop_reason == "length" else "stop")
-        break
+            if calls:
+                continue
+            if agent.follow_up:
+                _deliver(agent, agent.take_follow_up(), "followUp")
+                continue
+            if agent.hooks:
+                stop = await run_hooks("Stop", {"sessionId": agent.session.id}, agent.hooks, cwd=agent.cwd)
+                agent.emit_hook_records(stop)
+                if stop.blocked and stop.reason and guard.turns < 10_000:
+                    _deliver(agent, [(stop.reason, None)], "host")
+                    continue
+            record.transition("COMPLETED", reason="length" if last.stop_reason == "length" else "stop")
+            break
+    finally:
+        if timer is not None:
+            timer.cancel()
     if record.status == "CANCELLED":
         agent.session.append_custom_message("ama.aborted", ABORTED_NOTE, display=False)
     return RunResult(record, last, warning)
+
+
+def _wall_timer(agent: AgentSession, guard: RunGuard) -> asyncio.TimerHandle | None:
+    """The wall-time budget also interrupts a model call or tool in flight."""
+    left = guard.wall_time_left()
+    if left is None:
+        return None
+    abort = agent.abort_event
+
+    def expire() -> None:
+        guard.wall_time_expired = True
+        abort.set()
+
+    return asyncio.get_running_loop().call_later(left, expire)
 
 
 async def run_prompt(
@@ -204,11 +324,13 @@ async def run_prompt(
     images: list[ImageContent] | None = None,
     origin: str | None = None,
     started: Callable[[], None] | None = None,
+    limits: Limits | None = None,
 ) -> RunResult:
     """The whole run of one prompt (the caller has checked the session is idle).
     ``started`` is called synchronously once the run has begun (right after the first
-    ``turn_start``, before the user message), e.g. to answer an RPC ``prompt`` in order."""
-    return await _run_prompt(agent, text, images, origin, started)
+    ``turn_start``, before the user message), e.g. to answer an RPC ``prompt`` in order.
+    ``limits`` override the agent's limits for this run (agent/guard.py)."""
+    return await _run_prompt(agent, text, images, origin, started, limits)
 
 
 async def _run_prompt(
@@ -217,6 +339,7 @@ async def _run_prompt(
     images: list[ImageContent] | None,
     origin: str | None,
     started: Callable[[], None] | None,
+    limits: Limits | None = None,
 ) -> RunResult:
     from ama.hooks import run_hooks
 
@@ -255,7 +378,7 @@ async def _run_prompt(
     agent.session.append_custom(RUN_TYPE, record.to_data())
     result: RunResult | None = None
     try:
-        result = await run_loop(agent, record)
+        result = await run_loop(agent, record, limits)
     except asyncio.CancelledError:
         if record.status == "RUNNING":
             record.transition("CANCELLED", reason="aborted")

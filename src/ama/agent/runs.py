@@ -2,7 +2,10 @@
 
 Each transition is appended as ``custom{customType:"ama.run"}``; the index projects them
 into the ``runs`` table.  States ``CREATED -> RUNNING -> COMPLETED | FAILED | CANCELLED``;
-a terminal state never goes back.  Exit codes (seeds/003 §3): COMPLETED 0 (also
+a terminal state never goes back.  Terminal reasons: ``stop``, ``length`` (the model hit its
+output limit), ``max_steps`` (a budget: ``limit`` names it), ``aborted``, ``error``,
+``max_retries``, ``rate_limit``, ``timeout`` (a provider timeout or the wall-time budget).
+Exit codes (seeds/003 §3): COMPLETED 0 (also
 ``max_steps``), FAILED 1, CANCELLED 130.
 """
 
@@ -37,6 +40,20 @@ class RunRecord:
     completed_at: str | None = None
     prompt: str = ""
     model: str = ""
+    #: the budget that ended the run: {kind, value, limit} (agent/guard.py)
+    limit: dict[str, Any] | None = None
+    #: the provider's error package (seeds/003 §8): category, httpStatus, retryable, errorType
+    error_detail: dict[str, Any] | None = None
+
+    def set_provider_error(self, error: Any) -> None:
+        if error is None:
+            return
+        detail: dict[str, Any] = {"category": "provider"}
+        for key, attr in (("httpStatus", "http_status"), ("retryable", "retryable"), ("errorType", "error_type"), ("provider", "provider")):
+            value = getattr(error, attr, None)
+            if value is not None:
+                detail[key] = value
+        self.error_detail = detail
 
     def transition(self, status: str, *, reason: str | None = None, error_code: str | None = None) -> None:
         if status not in TRANSITIONS.get(self.status, set()):
@@ -49,6 +66,11 @@ class RunRecord:
             self.completed_at = self.updated_at
             self.terminal_reason = reason
             self.error_code = error_code
+
+    def progress(self) -> dict[str, Any]:
+        """The record of a run still going (its ``stepIndex`` moved on): RUNNING again."""
+        self.updated_at = now_iso()
+        return self.to_data()
 
     @property
     def exit_code(self) -> int:
@@ -70,6 +92,20 @@ class RunRecord:
             out["errorCode"] = self.error_code
         if self.error_message is not None:
             out["errorMessage"] = self.error_message[:500]
+        if self.error_detail is not None:
+            out.update({k: v for k, v in self.error_detail.items() if k not in out})
+        if self.limit is not None:
+            out["limit"] = self.limit
         if self.completed_at is not None:
             out["completedAt"] = self.completed_at
         return out
+
+
+def terminal_reason_for(error_code: str, retried: bool) -> str:
+    """seeds/003 §2: rate limits and timeouts have their own terminal reasons; a failure
+    after retries is ``max_retries``; anything else ``error``."""
+    if error_code == "rate_limited":
+        return "rate_limit"
+    if error_code == "timeout":
+        return "timeout"
+    return "max_retries" if retried else "error"

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ama.agent.approvals import ApprovalBroker
 from ama.agent.events import Emitter, Event, Listener, event, plain
+from ama.agent.guard import Limits
 from ama.agent.parts import (
     AgentParts,
     AgentSettings,
@@ -76,6 +77,8 @@ class AgentSession:
         self.read_files: ReadFiles = parts.read_files if parts.read_files is not None else ReadFiles()
         self.jobs: Jobs | None = parts.jobs
         self.config: Any = parts.config
+        #: the model answering when this one is overloaded (agent/fallback.py)
+        self.fallback_model: Any = settings.fallback_model
         #: the file-checkpoint tracker (None: no checkpoints) and its write hooks
         tracker = parts.checkpoints
         self.checkpoints: Checkpoints | None = tracker
@@ -86,6 +89,8 @@ class AgentSession:
         self.output_dir = settings.output_dir
         self.system_prompt = settings.system_prompt
         self.max_turns = settings.max_turns
+        #: the budgets of every run (agent/guard.py); a prompt may override them
+        self.limits = (settings.limits or Limits()).over(Limits(max_turns=settings.max_turns))
         self.max_attempts = max(1, settings.max_attempts)
         self.retry_base_s = settings.retry_base_s
         #: ama.rewind-note texts to append before the next prompt
@@ -221,10 +226,12 @@ class AgentSession:
         origin: str | None = None,
         behavior: str | None = None,
         started: Callable[[], None] | None = None,
+        limits: Limits | None = None,
     ) -> asyncio.Task | None:
         """Start a run (returns its task), or, while busy, queue the message as ``behavior``
         (``"steer"`` or ``"followUp"``) and return None.  Busy without a behavior -> Busy.
-        ``started`` (optional) resolves when the run has begun (see ``run_prompt``)."""
+        ``started`` (optional) resolves when the run has begun (see ``run_prompt``);
+        ``limits`` override the agent's budgets for this run."""
         if self.busy:
             if behavior == "steer":
                 self.steer(text, images)
@@ -238,13 +245,18 @@ class AgentSession:
         if self.session.readonly_reason:
             raise AmaError("readonly", f"cannot write to session {self.session.path}: {self.session.readonly_reason}")
         self.abort_event = asyncio.Event()
-        self._task = asyncio.ensure_future(run_prompt(self, text, images, origin, started))
+        self._task = asyncio.ensure_future(run_prompt(self, text, images, origin, started, limits))
         return self._task
 
     async def prompt(
-        self, text: str, images: list[ImageContent] | None = None, *, origin: str | None = None
+        self,
+        text: str,
+        images: list[ImageContent] | None = None,
+        *,
+        origin: str | None = None,
+        limits: Limits | None = None,
     ) -> RunResult:
-        task = self.start(text, images, origin=origin)
+        task = self.start(text, images, origin=origin, limits=limits)
         assert task is not None
         return await task
 

@@ -109,6 +109,10 @@ async def _print_run(args: argparse.Namespace, text: str, images: list, *, reuse
         if fmt == "stream-json":
             sys.stdout.write(json.dumps(ev, ensure_ascii=False) + "\n")
             sys.stdout.flush()
+        elif ev["type"] in ("limit_reached", "model_fallback"):
+            from ama.agent.guard import guard_notice
+
+            print(f"ama: {guard_notice(ev)}", file=sys.stderr)
         elif ev["type"] == "auto_retry_start":
             print(
                 f"ama: {ev.get('errorMessage')}; retrying in {ev['delayMs'] / 1000:.1f}s "
@@ -150,6 +154,10 @@ async def _print_run(args: argparse.Namespace, text: str, images: list, *, reuse
         }
         if rec.error_message:
             out["errorMessage"] = rec.error_message
+        if rec.limit:
+            out["limit"] = rec.limit
+        if result.warning:
+            out["warning"] = result.warning
         sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
     elif fmt == "text" and result.text:
         sys.stdout.write(result.text.rstrip("\n") + "\n")

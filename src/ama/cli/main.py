@@ -90,6 +90,12 @@ def _agent_parser() -> _AgentParser:
     parser.add_argument("--no-session", action="store_true", help="do not write a session file")
     parser.add_argument("--session-dir", metavar="DIR", help="sessions directory (default: <data dir>/sessions)")
     parser.add_argument("--max-turns", type=int, metavar="N", help="stop a run after N model calls")
+    parser.add_argument("--max-cost", type=float, metavar="USD", help="stop a run once its model requests cost USD dollars")
+    parser.add_argument("--max-tokens", type=int, metavar="N", help="stop a run once its model requests used N tokens")
+    parser.add_argument("--max-wall-time", type=float, metavar="SECONDS", help="stop a run after SECONDS (fails: timeout)")
+    parser.add_argument(
+        "--fallback-model", metavar="PROVIDER/ID", help="model answering one request when the model is overloaded"
+    )
     parser.add_argument(
         "--from", dest="from_", metavar="ID[#N]", help="reuse user message #N (default: the last) of a session as the prompt"
     )

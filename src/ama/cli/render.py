@@ -178,6 +178,10 @@ class Renderer:
                     "33",
                 )
             )
+        elif t in ("limit_reached", "model_fallback"):
+            from ama.agent.guard import guard_notice
+
+            self.line(self.style(guard_notice(ev) or t, "33"))
         elif t == "hook_executed" and (ev.get("error") or ev.get("timedOut")):
             self.line(self.style(f"hook {ev['event']}: {ev.get('error') or 'timed out'}", "33"))
         elif t == "background_job":

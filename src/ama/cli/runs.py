@@ -207,9 +207,11 @@ def _find(args: argparse.Namespace, root: str, steps: int):
 
 
 def _show(run, offsets, args: argparse.Namespace) -> None:
-    from ama.index.runs import tail_events
+    from ama.index.runs import record_extras, tail_events
 
     d = run.to_json()
+    offs, lens = offsets if offsets is not None else (None, None)
+    d.update(record_extras(run.path, run.rec["last_k"], offs, lens))
     if args.verbose and offsets is not None:
         last = run.rec["end_k"] or run.rec["last_k"]
         if run.status in ("RUNNING", "CREATED") or run.interrupted:
@@ -232,7 +234,11 @@ def _show(run, offsets, args: argparse.Namespace) -> None:
         ("Session", f"{d['session']}  {d['project']}"),
     ]
     if d["errorCode"]:
-        rows.insert(2, ("Error", d["errorCode"]))
+        status = f", HTTP {d['httpStatus']}" if d.get("httpStatus") else ""
+        rows.insert(2, ("Error", d["errorCode"] + status + (f": {d['errorMessage']}" if d.get("errorMessage") else "")))
+    if d.get("limit"):
+        lim = d["limit"]
+        rows.insert(2, ("Limit", f"{lim['kind']} {lim['value']} of {lim['limit']}"))
     if d["model"]:
         rows.append(("Model", d["model"]))
     if d["prompt"]:

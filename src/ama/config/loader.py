@@ -65,6 +65,7 @@ def check_value(key: Key, value: Any) -> str | None:
     ok = {
         "str": isinstance(value, str) or value is None,
         "int": isinstance(value, int) and not isinstance(value, bool) and value >= 0,
+        "number": isinstance(value, int | float) and not isinstance(value, bool) and value >= 0,
         "bool": isinstance(value, bool),
         "list[str]": isinstance(value, list) and all(isinstance(x, str) for x in value),
         "object": isinstance(value, dict),

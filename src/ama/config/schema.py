@@ -19,7 +19,7 @@ from typing import Any
 @dataclass(frozen=True)
 class Key:
     name: str
-    type: str  # "str" | "int" | "bool" | "list[str]" | "object" | one of "a|b|c"
+    type: str  # "str" | "int" | "number" | "bool" | "list[str]" | "object" | one of "a|b|c"
     default: Any
     description: str
     project: str | Callable[[Any, Any], bool] = "no"
@@ -63,6 +63,10 @@ KEYS: dict[str, Key] = {
         Key("retry.maxAttempts", "int", 3, "Attempts per model request on 429/5xx/overloaded/network errors."),
         Key("retry.baseDelayMs", "int", 2000, "First retry delay; doubles per attempt (capped at 60 s)."),
         Key("limits.maxTurns", "int", 0, "Stop a run after this many model calls (0 = no limit).", "any"),
+        Key("limits.maxCost", "number", 0, "Stop a run once its model requests cost this many USD (0 = no limit).", "any"),
+        Key("limits.maxTokens", "int", 0, "Stop a run once its model requests used this many tokens (0 = no limit).", "any"),
+        Key("limits.maxWallTime", "number", 0, "Stop a run after this many seconds; it fails with timeout (0 = no limit).", "any"),
+        Key("fallbackModel", "str", None, "Model (provider/id) that answers one request when the model is overloaded.", "any"),
         Key("ui.restoreOnCancel", "bool", True, "Esc before any reply withdraws the turn and refills the prompt."),
         Key(
             "checkpoints.mode",

@@ -235,6 +235,35 @@ def tail_events(path: str, first: int, last: int, offs: Any, lens: Any, count: i
     return out
 
 
+#: fields of a run record the runs table does not keep; ``ama runs status`` reads them
+#: from the run's latest record in its session file
+RECORD_EXTRAS = ("errorMessage", "limit", "category", "httpStatus", "retryable", "errorType", "provider")
+
+
+def record_extras(path: str, k: int, offs: Any = None, lens: Any = None) -> dict[str, Any]:
+    """``RECORD_EXTRAS`` of the ``ama.run`` record at entry ``@k`` of ``path`` (empty when
+    it cannot be read)."""
+    import msgspec
+
+    if offs is None or lens is None:
+        try:
+            offs, lens = offsets_by_scan(path)
+        except OSError:
+            return {}
+    if not 0 < k <= len(offs):
+        return {}
+    try:
+        with open(path, "rb") as f:
+            line = os.pread(f.fileno(), lens[k - 1], offs[k - 1])
+        obj = msgspec.json.decode(line)
+    except (OSError, msgspec.DecodeError):
+        return {}
+    data = obj.get("data") if isinstance(obj, dict) and obj.get("customType") == "ama.run" else None
+    if not isinstance(data, dict):
+        return {}
+    return {key: data[key] for key in RECORD_EXTRAS if key in data}
+
+
 def offsets_from_index(db: sqlite3.Connection, root_id: int, path: str) -> tuple[Any, Any]:
     row = db.execute(
         "SELECT d.offs, d.lens FROM files f JOIN file_data d ON d.file_id = f.id WHERE f.root_id = ? AND f.path = ?",

@@ -50,6 +50,7 @@ _TYPES: dict[str, Callable[[Any], bool]] = {
     "str": lambda v: isinstance(v, str),
     "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
     "bool": lambda v: isinstance(v, bool),
+    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
     "list": lambda v: isinstance(v, list),
     "dict": lambda v: isinstance(v, dict),
     "str|null": lambda v: v is None or isinstance(v, str),
@@ -86,9 +87,21 @@ def _images(raw: list | None) -> list | None:
 # --- prompting ---------------------------------------------------------------------------
 
 
-@command("prompt", message=("str", True), images=("list", False), streamingBehavior=("str", False))
+@command(
+    "prompt",
+    message=("str", True),
+    images=("list", False),
+    streamingBehavior=("str", False),
+    maxTurns=("int", False),
+    maxCost=("number", False),
+    maxTokens=("int", False),
+    maxWallTime=("number", False),
+)
 async def cmd_prompt(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
+    from ama.agent.guard import Limits
+
     agent = srv.agent
+    limits = Limits.from_options(p)
     behavior = p.get("streamingBehavior")
     if agent.busy:
         if behavior is None:
@@ -104,7 +117,7 @@ async def cmd_prompt(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
         srv.respond(name, rid, {})
         begun.set_result(None)
 
-    task = agent.start(p["message"], _images(p.get("images")), behavior=behavior, started=on_started)
+    task = agent.start(p["message"], _images(p.get("images")), behavior=behavior, started=on_started, limits=limits)
     assert task is not None
     srv.track(task)
     await asyncio.wait({begun, task}, return_when=asyncio.FIRST_COMPLETED)
