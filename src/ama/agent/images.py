@@ -70,7 +70,11 @@ def load_images(paths: Sequence[str], *, option: str = "--image") -> list[ImageC
 
 @contextmanager
 def reused_image_files(images: Sequence[ImageContent]) -> Iterator[list[str]]:
-    """Write reused images to a private temporary directory; yield their paths; remove it."""
+    """Write reused images to a private temporary directory; yield their paths; remove it.
+    No images: no directory (nothing is written, so a full disk does not fail a plain run)."""
+    if not images:
+        yield []
+        return
     tmp = tempfile.mkdtemp(prefix="ama-from-")
     try:
         paths = []
