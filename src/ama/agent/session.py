@@ -76,6 +76,10 @@ class AgentSession:
         self.read_files: ReadFiles = parts.read_files if parts.read_files is not None else ReadFiles()
         self.jobs: Jobs | None = parts.jobs
         self.config: Any = parts.config
+        from ama.agent.catalog import PromptCatalog
+
+        #: prompt templates and skills: ``/name args`` prompts expand through it
+        self.prompts: PromptCatalog = parts.prompts if parts.prompts is not None else PromptCatalog()
         #: the file-checkpoint tracker (None: no checkpoints) and its write hooks
         tracker = parts.checkpoints
         self.checkpoints: Checkpoints | None = tracker
@@ -224,7 +228,10 @@ class AgentSession:
     ) -> asyncio.Task | None:
         """Start a run (returns its task), or, while busy, queue the message as ``behavior``
         (``"steer"`` or ``"followUp"``) and return None.  Busy without a behavior -> Busy.
-        ``started`` (optional) resolves when the run has begun (see ``run_prompt``)."""
+        ``started`` (optional) resolves when the run has begun (see ``run_prompt``).
+        A ``/template args`` or ``/skill:<name> args`` text is expanded first (``agent/catalog.py``;
+        an unknown skill or a broken template raises ``InvalidArguments``)."""
+        text = self.prompts.expand(text)
         if self.busy:
             if behavior == "steer":
                 self.steer(text, images)
