@@ -12,7 +12,7 @@ async def run(app: Any, line: str) -> None:
     arg = arg.strip()
     handler = COMMANDS.get(name)
     r = app.renderer
-    if handler is None and name in app.agent.prompts.names():
+    if handler is None and (name.startswith("skill:") or name in app.agent.prompts.names()):
         await app.run_prompt(line)  # a prompt template or /skill:<name>: expanded by the agent
         return
     if handler is None:
