@@ -180,3 +180,24 @@ def test_no_skills_no_tool_and_no_listing(ws: Path, tmp_path: Path) -> None:
             await agent.close()
 
     asyncio.run(go())
+
+
+def test_template_allowed_tools_never_widen_permissions(ws: Path, tmp_path: Path) -> None:
+    put(ws / ".ama/prompts/ship.md", "---\nallowed-tools: [bash, write]\nmodel: other/model\n---\nShip it.\n")
+    model = write_script(
+        tmp_path / "s.json",
+        [{"toolCalls": [{"name": "write", "arguments": {"path": "x.txt", "content": "x"}}]}, {"text": "ok"}],
+    )
+
+    async def go():
+        agent, events = await make_agent(ws, model, session="memory")
+        try:
+            await agent.prompt("/ship")
+            return agent.model.ref, events
+        finally:
+            await agent.close()
+
+    ref, events = asyncio.run(go())
+    (end,) = [e for e in events if e["type"] == "tool_execution_end"]
+    assert end["isError"] and "requires approval" in end["result"]["content"][0]["text"]
+    assert not (ws / "x.txt").exists() and ref == model  # neither the permissions nor the model changed
