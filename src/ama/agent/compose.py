@@ -153,6 +153,12 @@ def build_agent(opts: AgentOptions) -> tuple[AgentSession, list[str]]:
         tools = builtin_tools(
             sandbox_active=sandbox.active, sandbox_description=sandbox.description_suffix or None, jobs=jobs
         )
+        from ama.agent.catalog import PromptCatalog, make_skill_tool
+
+        prompts = PromptCatalog.load(cwd, str(paths.config_dir()))
+        warnings += prompts.warnings
+        if prompts.model_skills():
+            tools.append(make_skill_tool(prompts))
         tools += list(opts.extra_tools)
         permissions = PermissionSession(
             PermissionContext(
@@ -204,11 +210,12 @@ def build_agent(opts: AgentOptions) -> tuple[AgentSession, list[str]]:
             jobs=jobs,
             checkpoints=tracker,
             config=config,
+            prompts=prompts,
         )
         settings = AgentSettings(
             output_dir=output_dir,
             thinking_level=thinking or "off",
-            system_prompt=opts.system_prompt if opts.system_prompt is not None else build_system_prompt(cwd),
+            system_prompt=opts.system_prompt if opts.system_prompt is not None else build_system_prompt(cwd, extra=prompts.system_prompt_section() or None),
             limits=limits,
             fallback_model=fallback,
             max_attempts=config.get("retry.maxAttempts"),

@@ -21,6 +21,7 @@ from ama.tools.context import BashSandboxLike
 
 if TYPE_CHECKING:
     from ama.agent.approvals import ApprovalBroker
+    from ama.agent.catalog import PromptCatalog
     from ama.agent.guard import Limits
     from ama.ai.types import Model
     from ama.checkpoints.records import CodeRestoreResult
@@ -120,6 +121,8 @@ class AgentParts:
     checkpoints: Checkpoints | None = None
     #: the loaded configuration (``ama.config.Config``), for parts that read settings late
     config: Any = None
+    #: prompt templates and skills (None: none)
+    prompts: PromptCatalog | None = None
 
 
 @dataclass

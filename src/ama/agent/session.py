@@ -79,6 +79,10 @@ class AgentSession:
         self.config: Any = parts.config
         #: the model answering when this one is overloaded (agent/fallback.py)
         self.fallback_model: Any = settings.fallback_model
+        from ama.agent.catalog import PromptCatalog
+
+        #: prompt templates and skills: ``/name args`` prompts expand through it
+        self.prompts: PromptCatalog = parts.prompts if parts.prompts is not None else PromptCatalog()
         #: the file-checkpoint tracker (None: no checkpoints) and its write hooks
         tracker = parts.checkpoints
         self.checkpoints: Checkpoints | None = tracker
@@ -231,7 +235,10 @@ class AgentSession:
         """Start a run (returns its task), or, while busy, queue the message as ``behavior``
         (``"steer"`` or ``"followUp"``) and return None.  Busy without a behavior -> Busy.
         ``started`` (optional) resolves when the run has begun (see ``run_prompt``);
-        ``limits`` override the agent's budgets for this run."""
+        ``limits`` override the agent's budgets for this run.  A ``/template args`` or
+        ``/skill:<name> args`` text is expanded first (``agent/catalog.py``; an unknown skill or
+        a broken template raises ``InvalidArguments``)."""
+        text = self.prompts.expand(text)
         if self.busy:
             if behavior == "steer":
                 self.steer(text, images)

@@ -56,12 +56,32 @@ class LineUI:
         yield
 
 
+def slash_completions(text: str, names: list[str]) -> list[str]:
+    """The command names (without ``/``) that complete ``text`` typed at the prompt: only
+    while the first word, starting with ``/``, is being typed."""
+    if not text.startswith("/") or any(c.isspace() for c in text):
+        return []
+    return [n for n in names if n.startswith(text[1:])]
+
+
+def _SlashCompleter(names: Callable[[], list[str]]) -> Any:
+    from prompt_toolkit.completion import Completer, Completion
+
+    class SlashCompleter(Completer):
+        def get_completions(self, document: Any, complete_event: Any) -> Any:
+            text = document.text_before_cursor
+            for n in slash_completions(text, names()):
+                yield Completion("/" + n, start_position=-len(text))
+
+    return SlashCompleter()
+
+
 class FullUI:
     """prompt_toolkit front end."""
 
     full = True
 
-    def __init__(self, history_path: str) -> None:
+    def __init__(self, history_path: str, slash_names: Callable[[], list[str]] | None = None) -> None:
         from prompt_toolkit import PromptSession
         from prompt_toolkit.history import FileHistory
         from prompt_toolkit.key_binding import KeyBindings
@@ -85,7 +105,8 @@ class FullUI:
                 event.app.exit(result="/rewind")
 
         os.makedirs(os.path.dirname(history_path), exist_ok=True)
-        self.session: Any = PromptSession(history=FileHistory(history_path), key_bindings=kb)
+        completer = _SlashCompleter(slash_names) if slash_names is not None else None
+        self.session: Any = PromptSession(history=FileHistory(history_path), key_bindings=kb, completer=completer)
         self._watching: Any = None
 
     async def read(self, prompt: str, default: str = "") -> str | None:
@@ -157,12 +178,13 @@ class UiBroker:
                     return Answer("deny", text)
 
 
-def help_text() -> str:
+def help_text(extra: list[str] | None = None) -> str:
     from ama.agent.commands import help_lines
 
     return "\n".join([
         "Commands:",
         *help_lines(),
+        *(extra or []),
         "Esc or Ctrl-C interrupts a running reply; Esc Esc when idle opens /rewind (or clears the input).",
         "Alt-Enter inserts a newline.",
     ])
@@ -178,13 +200,18 @@ class Interactive:
         else:
             from ama.config.paths import data_dir
 
-            self.ui = FullUI(os.path.join(str(data_dir()), "history.txt"))
+            self.ui = FullUI(os.path.join(str(data_dir()), "history.txt"), self._slash_names)
         self.agent: Any = None
         self.assistants: list[dict] = []
         self.last_interrupt = 0.0
         self.quit = False
         self.draft = ""  # text to refill the input with (after a rewind)
         self.main_task: asyncio.Task | None = None
+
+    def _slash_names(self) -> list[str]:
+        from ama.agent.commands import all_names
+
+        return all_names() + (self.agent.prompts.names() if self.agent is not None else [])
 
     # --- agent lifecycle --------------------------------------------------------------
 

@@ -21,6 +21,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "runs": ("ama.cli.runs", "list agent runs and show a run's status"),
     "doctor": ("ama.cli.doctor", "check ama's setup; --reindex rebuilds the session index"),
     "config": ("ama.cli.config", "list, get, set and unset configuration keys"),
+    "skills": ("ama.cli.skills", "list the skills the agent finds (SKILL.md folders)"),
+    "templates": ("ama.cli.templates", "list the prompt templates (/name slash commands)"),
 }
 
 

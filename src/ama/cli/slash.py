@@ -12,6 +12,9 @@ async def run(app: Any, line: str) -> None:
     arg = arg.strip()
     handler = COMMANDS.get(name)
     r = app.renderer
+    if handler is None and (name.startswith("skill:") or name in app.agent.prompts.names()):
+        await app.run_prompt(line)  # a prompt template or /skill:<name>: expanded by the agent
+        return
     if handler is None:
         r.line(r.style(f"unknown command /{name}; /help lists them", "31"))
         return
@@ -24,7 +27,7 @@ async def run(app: Any, line: str) -> None:
 async def cmd_help(app: Any, arg: str) -> None:
     from ama.cli.interactive import help_text
 
-    app.renderer.line(help_text())
+    app.renderer.line(help_text(app.agent.prompts.help_lines()))
 
 
 async def cmd_quit(app: Any, arg: str) -> None:

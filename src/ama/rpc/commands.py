@@ -342,14 +342,12 @@ async def cmd_set_active_tools(srv: RpcServer, p: dict[str, Any]) -> dict[str, A
 
 @command("get_commands")
 async def cmd_get_commands(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
-    from ama.agent.commands import COMMANDS
-
-    return {"commands": [{"name": n, "description": c.description, "source": "builtin"} for c in COMMANDS for n in c.names]}
+    return {"commands": srv.agent.prompts.commands()}
 
 
 @command("get_skills")
 async def cmd_get_skills(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
-    return {"skills": []}
+    return {"skills": [s.to_json() for s in srv.agent.prompts.skills]}
 
 
 @command("get_todos")
