@@ -99,6 +99,10 @@ class AgentSession:
         self._event_queues: list[asyncio.Queue] = []
         self.warnings: list[str] = []
         self.session.listeners.append(self._on_entry)
+        from ama.agent.plan_mode import PlanController
+
+        #: plan mode, proposals and approval (agent/plan_mode.py)
+        self.plans = PlanController(self)
 
     # --- events -----------------------------------------------------------------------
 
@@ -285,7 +289,9 @@ class AgentSession:
         return level
 
     def set_permission_mode(self, mode: str) -> str:
+        old = self.permissions.mode
         self.permissions.set_mode(mode)
+        self.plans.on_mode_change(old, mode)
         self.emit(event("permission_mode_changed", mode=mode))
         return mode
 

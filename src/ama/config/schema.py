@@ -63,6 +63,13 @@ KEYS: dict[str, Key] = {
         Key("retry.maxAttempts", "int", 3, "Attempts per model request on 429/5xx/overloaded/network errors."),
         Key("retry.baseDelayMs", "int", 2000, "First retry delay; doubles per attempt (capped at 60 s)."),
         Key("limits.maxTurns", "int", 0, "Stop a run after this many model calls (0 = no limit).", "any"),
+        Key(
+            "plan.unattended",
+            "stop|approve",
+            "stop",
+            "A plan proposed with no one to answer (-p, RPC without 'plans'): stop, or approve and run it.",
+            _only("stop"),
+        ),
         Key("ui.restoreOnCancel", "bool", True, "Esc before any reply withdraws the turn and refills the prompt."),
         Key(
             "checkpoints.mode",
