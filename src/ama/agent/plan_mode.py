@@ -72,6 +72,10 @@ class PlanController:
 
     # --- mode and notes ---------------------------------------------------------------
 
+    def pre_plan_mode(self) -> str:
+        """The mode to return to when plan mode ends (never ``plan``)."""
+        return self._pre_plan_mode if self._pre_plan_mode != "plan" else "default"
+
     def on_mode_change(self, old: str, new: str) -> None:
         if new == "plan" and old != "plan":
             self._pre_plan_mode = old
@@ -262,7 +266,7 @@ class PlanController:
             if feedback and feedback.strip():
                 return data, self.agent.start(feedback)
             return data, None
-        target = mode or (self._pre_plan_mode if self._pre_plan_mode != "plan" else "default")
+        target = mode or self.pre_plan_mode()
         plan.status = "approved"
         s.append_custom(P.PLAN_TYPE, plan.to_json())
         if plan.steps:
