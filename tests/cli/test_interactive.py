@@ -167,6 +167,8 @@ PLAN_SCRIPT = {
         "<proposed_plan>\n# Add x\n\n1. Create x.txt\n2. Check it\n</proposed_plan>",
         "<proposed_plan>\n# Add x\n\n1. Create x.txt\n2. Check it\n3. Commit\n</proposed_plan>",
         "[DONE:1]\nCreated it.",
+        "<proposed_plan>\n# Second\n\n1. Only step\n</proposed_plan>",
+        "Started fresh.",
     ],
 }
 
@@ -181,7 +183,8 @@ def test_plan_command_through_a_pipe(tmp_path: Path, ama_home: Path) -> None:
     p = subprocess.run(
         [sys.executable, "-m", "ama", "--line", "--model", f"scripted/{script}"],
         cwd=ws,
-        input="/plan\nadd x\n/plan approve plan\n/plan revise add a commit step\n/plan approve auto-edit\n/session\n/quit\n",
+        input="/plan\nadd x\n/plan approve plan\n/plan revise add a commit step\n/plan approve auto-edit\n/session\n"
+        "/plan\nmore\n/plan fresh\n/plan\n/quit\n",
         capture_output=True,
         text=True,
         timeout=60,
@@ -194,4 +197,7 @@ def test_plan_command_through_a_pipe(tmp_path: Path, ama_home: Path) -> None:
     assert "approved plan v2; permissions: auto-edit" in out
     assert "[x] 1. Create x.txt" in out and "[~] 2. Check it" in out  # [DONE:1] advanced the list
     assert "permissions auto-edit" in out
-    assert sorted(f.name for f in (ws / ".ama" / "plans").iterdir()) == ["add-x-v1.md", "add-x-v2.md"]
+    assert "approved plan v1 into this new session; permissions: auto-edit" in out and "Started fresh." in out
+    assert "plan mode: only read-only tools run" in out.split("Started fresh.")[1]  # the new session left plan mode
+    names = sorted(f.name for f in (ws / ".ama" / "plans").iterdir())
+    assert names == ["add-x-v1.md", "add-x-v2.md", "second-v1.md"]

@@ -175,3 +175,43 @@ def test_unattended_stop_and_approve(tmp_path: Path, ama_home: Path) -> None:
     out = subprocess.run(ama_cmd(*base), cwd=ws, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["text"] == "Executed the plan."
+
+
+def test_approve_fresh_starts_a_new_session_with_the_plan(tmp_path: Path, ama_home: Path) -> None:
+    rpc, ws = _plan_session(tmp_path, [PLAN_REPLY, "Working on it."])
+    try:
+        rpc.call("set_client_capabilities", capabilities=["plans"])
+        rpc.call("prompt", message="add a greeting")
+        first = rpc.event("plan_proposed")
+        rpc.event("agent_settled")
+        old = rpc.call("get_state")["data"]["sessionId"]
+        ans = rpc.call("plan_response", planId=first["planId"], decision="approve_fresh", mode="auto-edit")
+        start = next(m for m in rpc.seen if m["type"] == "session_start" and m["reason"] == "new")
+        rpc.event("agent_settled")
+        state = rpc.call("get_state")["data"]
+        msgs = rpc.call("get_messages")["data"]["messages"]
+        todos = rpc.call("get_todos")["data"]["items"]
+        plan = rpc.call("get_plan")["data"]
+    finally:
+        assert rpc.close() == 0
+    assert ans["data"]["sessionId"] == start["sessionId"] == state["sessionId"] != old
+    assert state["permissionMode"] == "auto-edit"
+    users = [m for m in msgs if m["role"] == "user"]
+    assert len(users) == 1 and users[0]["content"].startswith("# Add a greeting") and users[0]["origin"] == "plan"
+    assert [t["planStep"] for t in todos] == ["1", "2"] and plan["status"] == "approved"
+
+
+def test_rpc_without_plans_capability_uses_plan_unattended(tmp_path: Path, ama_home: Path) -> None:
+    (ama_home / "config.json").write_text(json.dumps({"plan": {"unattended": "approve"}}))
+    rpc, ws = _plan_session(tmp_path, [PLAN_REPLY, "Executed."])
+    try:
+        rpc.call("prompt", message="add a greeting")
+        rpc.event("plan_proposed")
+        rpc.event("agent_settled")
+        resolved = rpc.event("plan_resolved")
+        rpc.event("agent_settled")
+        text = rpc.call("get_last_assistant_text")["data"]["text"]
+        mode = rpc.call("get_state")["data"]["permissionMode"]
+    finally:
+        assert rpc.close() == 0
+    assert resolved["decision"] == "approve" and text == "Executed." and mode == "default"

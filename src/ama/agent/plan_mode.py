@@ -235,14 +235,17 @@ class PlanController:
         mode: str | None = None,
         feedback: str | None = None,
         edited_markdown: str | None = None,
+        allow_fresh: bool = False,
     ) -> tuple[dict[str, Any], asyncio.Task | None]:
         """Answer the pending plan: ``approve`` | ``revise`` | ``reject``.  Returns the
         response data and the run it started (approve: the execution turn; revise with
-        feedback: the revision turn)."""
+        feedback: the revision turn).  ``approve_fresh`` (only with ``allow_fresh``: the host
+        opens a new session and calls ``begin_fresh`` there) marks the plan approved and
+        leaves plan mode here, and starts nothing."""
         from ama.permissions import MODES
 
-        if decision == "approve_fresh":
-            raise AmaError("unsupported", "plan_response: approve_fresh (a new session) is not built yet; use approve")
+        if decision == "approve_fresh" and not allow_fresh:
+            raise AmaError("unsupported", "plan_response: approve_fresh needs a host that can open a new session; use approve")
         if decision not in P.DECISIONS:
             raise InvalidArguments(f"plan_response: unknown decision {decision!r}; expected one of {', '.join(P.DECISIONS)}")
         if mode is not None and (mode not in MODES or mode == "plan"):
@@ -269,15 +272,35 @@ class PlanController:
         target = mode or self.pre_plan_mode()
         plan.status = "approved"
         s.append_custom(P.PLAN_TYPE, plan.to_json())
-        if plan.steps:
+        fresh = decision == "approve_fresh"
+        if plan.steps and not fresh:
             self._set_todos(P.todo_items(plan.steps))
         self.agent.emit(event("plan_resolved", planId=plan.id, decision=decision, mode=target))
+        self._leave(target)
+        data["mode"] = target
+        if fresh:
+            return data, None
+        return data, self._execute(plan, P.APPROVED_PROMPT)
+
+    def _leave(self, target: str) -> None:
         self._approving = True
         try:
             self.agent.set_permission_mode(target)
         finally:
             self._approving = False
+
+    def _execute(self, plan: P.PlanData, prompt: str) -> asyncio.Task | None:
         note = P.approved_note(plan, has_todo_tool="todo" in self.agent.tools_by_name)
-        s.append_custom_message(P.APPROVED_NOTE, note, display=False)
-        data["mode"] = target
-        return data, self.agent.start(P.APPROVED_PROMPT, origin="plan")
+        self.agent.session.append_custom_message(P.APPROVED_NOTE, note, display=False)
+        return self.agent.start(prompt, origin="plan")
+
+    def begin_fresh(self, plan: P.PlanData, mode: str) -> asyncio.Task | None:
+        """In the new session of ``approve_fresh``: the mode, the plan (approved), its todo
+        list, and a run whose first user message is the plan."""
+        if self.agent.permissions.mode != mode:
+            self._leave(mode)
+        self.agent.ensure_started()
+        self.agent.session.append_custom(P.PLAN_TYPE, plan.to_json())
+        if plan.steps:
+            self._set_todos(P.todo_items(plan.steps))
+        return self._execute(plan, plan.markdown)

@@ -1,7 +1,8 @@
 """``/plan`` in the interactive modes, and the plan panel printed when a plan is proposed.
 
 ``/plan`` enters plan mode (or shows the pending plan); ``/plan approve [MODE]``,
-``/plan revise FEEDBACK``, ``/plan reject`` answer it; ``/plan off`` leaves plan mode.
+``/plan fresh [MODE]`` (approve into a new session), ``/plan revise FEEDBACK``, ``/plan reject``
+answer it; ``/plan off`` leaves plan mode.
 docs/plans.md has the rules; the answers go through ``agent.plans.respond``.
 """
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-USAGE = "/plan [show | approve [MODE] | revise FEEDBACK | reject | off]"
+USAGE = "/plan [show | approve [MODE] | fresh [MODE] | revise FEEDBACK | reject | off]"
 
 
 def attach(app: Any, agent: Any) -> None:
@@ -59,7 +60,7 @@ async def cmd_plan(app: Any, arg: str) -> None:
             a.set_permission_mode(a.plans.pre_plan_mode())
         r.line(f"permissions: {a.permissions.mode}")
         return
-    if verb not in ("approve", "revise", "reject"):
+    if verb not in ("approve", "fresh", "revise", "reject"):
         r.line(r.style(f"unknown /plan action {verb!r}; use {USAGE}", "31"))
         return
     if pending is None:
@@ -67,10 +68,17 @@ async def cmd_plan(app: Any, arg: str) -> None:
         return
     if verb == "revise" and not rest:
         rest = (await app.ui.read("what should change? ") or "").strip()
+    decision = "approve_fresh" if verb == "fresh" else verb
     data, task = a.plans.respond(
-        pending.id, verb, mode=(rest or None) if verb == "approve" else None, feedback=rest if verb == "revise" else None
-    )
-    if verb == "approve":
+        pending.id, decision, mode=(rest or None) if verb in ("approve", "fresh") else None,
+        feedback=rest if verb == "revise" else None, allow_fresh=True,
+    )  # fmt: skip
+    if verb == "fresh":
+        plan = a.plans.get(pending.id)
+        await app._switch("memory" if app.args.no_session else "new")
+        r.line(f"approved plan v{data['version']} into this new session; permissions: {data['mode']}")
+        task = app.agent.plans.begin_fresh(plan, data["mode"])
+    elif verb == "approve":
         r.line(f"approved plan v{data['version']}; permissions: {data['mode']}")
     elif verb == "reject":
         r.line("rejected; still in plan mode")

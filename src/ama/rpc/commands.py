@@ -434,9 +434,17 @@ async def cmd_search(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
     editedMarkdown=("str", False),
 )  # fmt: skip
 async def cmd_plan_response(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
-    data, task = srv.agent.plans.respond(
-        p["planId"], p["decision"], mode=p.get("mode"), feedback=p.get("feedback"), edited_markdown=p.get("editedMarkdown")
-    )
+    plans = srv.agent.plans
+    data, task = plans.respond(
+        p["planId"], p["decision"], mode=p.get("mode"), feedback=p.get("feedback"),
+        edited_markdown=p.get("editedMarkdown"), allow_fresh=True,
+    )  # fmt: skip
+    if data["decision"] == "approve_fresh":  # the plan is the first message of a new session
+        plan = plans.get(data["planId"])
+        assert plan is not None
+        await srv.switch("memory" if srv.args.no_session else "new", reason="new")
+        task = srv.agent.plans.begin_fresh(plan, data["mode"])
+        data["sessionId"] = srv.agent.session.id
     srv.track(task)
     return data
 
