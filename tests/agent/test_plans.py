@@ -57,6 +57,9 @@ def test_reminders_exit_note_and_resume(tmp_path: Path, ama_home: Path) -> None:
         pending = agent.plans.pending()
         path = agent.session.path
         await agent.close()
+        told, _ = await make_agent(tmp_path, model, session=path, permission_mode="auto-edit")
+        explicit = told.permissions.mode
+        await told.close()
         again, _ = await make_agent(tmp_path, model, session=path)
         resumed = (again.permissions.mode, again.plans.pending())
         again.set_permission_mode("default")
@@ -65,9 +68,10 @@ def test_reminders_exit_note_and_resume(tmp_path: Path, ama_home: Path) -> None:
         with pytest.raises(AmaError) as err:
             again.plans.respond("plan-missing", "approve")
         await again.close()
-        return notes, pending, resumed, exit_notes, err.value
+        return notes, pending, resumed, exit_notes, err.value, explicit
 
-    notes, pending, resumed, exit_notes, err = asyncio.run(go())
+    notes, pending, resumed, exit_notes, err, explicit = asyncio.run(go())
+    assert explicit == "auto-edit"  # an explicit mode on resume wins
     assert notes == ["ama.plan_mode", "ama.plan_mode:short"]  # full first, short after 5 prompts
     assert pending is not None and pending.title == "Tidy up" and pending.version == 1
     assert resumed[0] == "plan" and resumed[1] is not None and resumed[1].id == pending.id

@@ -205,6 +205,7 @@ def build_agent(opts: AgentOptions) -> tuple[AgentSession, list[str]]:
             max_turns=max_turns,
             max_attempts=config.get("retry.maxAttempts"),
             retry_base_s=config.get("retry.baseDelayMs") / 1000,
+            explicit_mode=opts.permission_mode is not None,
         )
         agent = AgentSession(session=session, model=model, tools=tools, parts=parts, settings=settings)
     except BaseException:

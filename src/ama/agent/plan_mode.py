@@ -46,7 +46,7 @@ class PlanController:
         state = agent.session.latest_custom(P.STATE_TYPE)
         if isinstance(state, dict) and state.get("active"):  # resume: back into plan mode
             self._pre_plan_mode = str(state.get("prePlanMode") or "default")
-            if agent.permissions.mode != "plan":
+            if agent.permissions.mode != "plan" and not agent.explicit_mode:
                 agent.permissions.set_mode("plan")
         agent.subscribe(self._on_event)
 
