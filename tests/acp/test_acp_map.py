@@ -128,6 +128,10 @@ def test_event_mapper_follows_a_call_through_its_approval() -> None:
     assert todo == [
         {"sessionUpdate": "plan", "entries": [{"content": "t", "priority": "medium", "status": "completed"}]}
     ]
+    proposed = mapper.on_event({"type": "plan_proposed", "planId": "p", "steps": [{"id": "1", "text": "do it"}]})
+    assert proposed == [
+        {"sessionUpdate": "plan", "entries": [{"content": "do it", "priority": "medium", "status": "pending"}]}
+    ]
 
 
 def test_history_marks_a_call_without_result_failed() -> None:

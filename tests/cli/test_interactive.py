@@ -159,3 +159,45 @@ def test_double_escape_rewind_and_restore_on_cancel_in_tmux(tmp_path: Path, ama_
     users = [e.message.content for e in s.branch() if e.type == "message" and type(e.message).__name__ == "UserMessage"]
     assert users == []  # both turns were withdrawn from the active path
     assert sum(1 for e in s.entries if e.type == "message" and type(e.message).__name__ == "UserMessage") == 2
+
+
+PLAN_SCRIPT = {
+    "mode": "sequence",
+    "turns": [
+        "<proposed_plan>\n# Add x\n\n1. Create x.txt\n2. Check it\n</proposed_plan>",
+        "<proposed_plan>\n# Add x\n\n1. Create x.txt\n2. Check it\n3. Commit\n</proposed_plan>",
+        "[DONE:1]\nCreated it.",
+        "<proposed_plan>\n# Second\n\n1. Only step\n</proposed_plan>",
+        "Started fresh.",
+    ],
+}
+
+
+def test_plan_command_through_a_pipe(tmp_path: Path, ama_home: Path) -> None:
+    """/plan enters plan mode, the proposal is shown as a panel, revise makes v2, approve
+    switches the mode, writes the todo list and runs the plan."""
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps(PLAN_SCRIPT))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    p = subprocess.run(
+        [sys.executable, "-m", "ama", "--line", "--model", f"scripted/{script}"],
+        cwd=ws,
+        input="/plan\nadd x\n/plan approve plan\n/plan revise add a commit step\n/plan approve auto-edit\n/session\n"
+        "/plan\nmore\n/plan fresh\n/plan\n/quit\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert p.returncode == 0, p.stderr
+    out = p.stdout
+    assert "plan mode: only read-only tools run" in out
+    assert "── plan: Add x (v1)" in out and "── plan: Add x (v2)" in out
+    assert "error: plan_response: mode must be one of" in out  # approve into plan is refused
+    assert "approved plan v2; permissions: auto-edit" in out
+    assert "[x] 1. Create x.txt" in out and "[~] 2. Check it" in out  # [DONE:1] advanced the list
+    assert "permissions auto-edit" in out
+    assert "approved plan v1 into this new session; permissions: auto-edit" in out and "Started fresh." in out
+    assert "plan mode: only read-only tools run" in out.split("Started fresh.")[1]  # the new session left plan mode
+    names = sorted(f.name for f in (ws / ".ama" / "plans").iterdir())
+    assert names == ["add-x-v1.md", "add-x-v2.md", "second-v1.md"]

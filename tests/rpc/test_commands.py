@@ -50,7 +50,7 @@ CASES: dict[str, tuple[dict, dict | None, str | None]] = {
     "rewind": ({"entryId": "POINT", "mode": "conversation", "dryRun": True}, {"entryId": "POINT", "mode": "sideways"}, "invalid_arguments"),
     "summarize_up_to": ({"entryId": "POINT"}, {}, "invalid_arguments"),
     "summarize_from": ({"entryId": "POINT"}, {"entryId": "FIRST"}, "invalid_arguments"),
-    "plan_response": ({"planId": "p", "decision": "approve"}, {}, "invalid_arguments"),
+    "plan_response": ({"planId": "p", "decision": "approve"}, {"planId": "p", "decision": "maybe"}, "invalid_arguments"),
     "get_plan": ({}, {"planId": 1}, "invalid_arguments"),
     "prompt": ({"message": "again"}, {"message": 42}, "invalid_arguments"),
     "steer": ({"message": "steer when idle"}, {}, "invalid_arguments"),
@@ -91,6 +91,8 @@ def test_every_command_valid_and_invalid(tmp_path: Path) -> None:
             r = rpc.call(name, **fill(valid))
             if name in UNSUPPORTED:
                 assert r["error"]["code"] == "unsupported", (name, r)
+            elif name == "plan_response":  # well-formed, but this session has no pending plan
+                assert r["error"]["code"] == "plan_not_found", (name, r)
             else:
                 assert r["success"] is True, (name, r)
             if name in ("prompt", "steer", "follow_up"):

@@ -52,7 +52,7 @@ def test_bad_input_gets_errors_and_the_stream_goes_on(tmp_path: Path) -> None:
         r = rpc.call("set_thinking_level", level=5)
         assert r["error"]["code"] == "invalid_arguments" and "level" in r["error"]["message"]
         state = rpc.call("get_state")
-        assert state["success"] and state["data"]["busy"] is False and "plan_response" in state["data"]["unsupported"]
+        assert state["success"] and state["data"]["busy"] is False and "plan_response" not in state["data"]["unsupported"]
     finally:
         assert rpc.close() == 0
 

@@ -220,6 +220,7 @@ def build_agent(opts: AgentOptions) -> tuple[AgentSession, list[str]]:
             fallback_model=fallback,
             max_attempts=config.get("retry.maxAttempts"),
             retry_base_s=config.get("retry.baseDelayMs") / 1000,
+            explicit_mode=opts.permission_mode is not None,
         )
         agent = AgentSession(session=session, model=model, tools=tools, parts=parts, settings=settings)
         if session.entries:  # resumed: the files it read are known again (resume_reads)

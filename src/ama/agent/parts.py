@@ -141,3 +141,6 @@ class AgentSettings:
     #: model calls per turn, retries included (at least 1)
     max_attempts: int = 3
     retry_base_s: float = 2.0
+    #: the permission mode was asked for explicitly (not read from the config): resume does
+    #: not put the session back into plan mode
+    explicit_mode: bool = False

@@ -97,6 +97,7 @@ class AgentSession:
         self.limits = (settings.limits or Limits()).over(Limits(max_turns=settings.max_turns))
         self.max_attempts = max(1, settings.max_attempts)
         self.retry_base_s = settings.retry_base_s
+        self.explicit_mode = settings.explicit_mode
         #: ama.rewind-note texts to append before the next prompt
         self.pending_notes: list[str] = []
         self.abort_event = asyncio.Event()
@@ -108,6 +109,10 @@ class AgentSession:
         self._event_queues: list[asyncio.Queue] = []
         self.warnings: list[str] = []
         self.session.listeners.append(self._on_entry)
+        from ama.agent.plan_mode import PlanController
+
+        #: plan mode, proposals and approval (agent/plan_mode.py)
+        self.plans = PlanController(self)
 
     # --- events -----------------------------------------------------------------------
 
@@ -304,7 +309,9 @@ class AgentSession:
         return level
 
     def set_permission_mode(self, mode: str) -> str:
+        old = self.permissions.mode
         self.permissions.set_mode(mode)
+        self.plans.on_mode_change(old, mode)
         self.emit(event("permission_mode_changed", mode=mode))
         return mode
 

@@ -134,6 +134,9 @@ async def _print_run(args: argparse.Namespace, text: str, images: list, *, reuse
     loop.add_signal_handler(signal.SIGINT, on_sigint)
     try:
         result = await agent.prompt(text, images or None)
+        while agent.plans.followup is not None:  # plan.unattended: approve ran the plan
+            task, agent.plans.followup = agent.plans.followup, None
+            result = await task
     finally:
         loop.remove_signal_handler(signal.SIGINT)
         await agent.close()

@@ -226,6 +226,9 @@ class Interactive:
             self.renderer.line(self.renderer.style(f"warning: {w}", "33"))
         agent.subscribe(self.renderer.handle)
         agent.subscribe(self._collect)
+        from ama.cli.plan_cmd import attach
+
+        attach(self, agent)
         self.agent = agent
 
     def _collect(self, ev: dict) -> None:

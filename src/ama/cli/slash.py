@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ama.cli import plan_cmd
 from ama.errors import AmaError
 
 
@@ -195,4 +196,5 @@ COMMANDS = {
     "session": cmd_session,
     "tree": cmd_tree,
     "rewind": cmd_rewind,
+    "plan": plan_cmd.cmd_plan,
 }

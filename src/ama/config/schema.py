@@ -67,6 +67,13 @@ KEYS: dict[str, Key] = {
         Key("limits.maxTokens", "int", 0, "Stop a run once its model requests used this many tokens (0 = no limit).", "any"),
         Key("limits.maxWallTime", "number", 0, "Stop a run after this many seconds; it fails with timeout (0 = no limit).", "any"),
         Key("fallbackModel", "str", None, "Model (provider/id) that answers one request when the model is overloaded.", "any"),
+        Key(
+            "plan.unattended",
+            "stop|approve",
+            "stop",
+            "A plan proposed with no one to answer (-p, RPC without 'plans'): stop, or approve and run it.",
+            _only("stop"),
+        ),
         Key("ui.restoreOnCancel", "bool", True, "Esc before any reply withdraws the turn and refills the prompt."),
         Key(
             "checkpoints.mode",

@@ -439,5 +439,35 @@ async def cmd_search(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
     return {"hits": [h.to_json() for h in hits], "more": more}
 
 
-unsupported("plan_response", "plan mode and plan approval are not built yet", planId=("str", True), decision=("str", True))
-unsupported("get_plan", "plan mode and plan approval are not built yet", planId=("str", False))
+# --- plans (docs/plans.md) -----------------------------------------------------------------
+
+
+@command(
+    "plan_response", planId=("str", True), decision=("str", True), mode=("str", False), feedback=("str", False),
+    editedMarkdown=("str", False),
+)  # fmt: skip
+async def cmd_plan_response(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
+    plans = srv.agent.plans
+    data, task = plans.respond(
+        p["planId"], p["decision"], mode=p.get("mode"), feedback=p.get("feedback"),
+        edited_markdown=p.get("editedMarkdown"), allow_fresh=True,
+    )  # fmt: skip
+    if data["decision"] == "approve_fresh":  # the plan is the first message of a new session
+        plan = plans.get(data["planId"])
+        assert plan is not None
+        await srv.switch("memory" if srv.args.no_session else "new", reason="new")
+        task = srv.agent.plans.begin_fresh(plan, data["mode"])
+        data["sessionId"] = srv.agent.session.id
+    srv.track(task)
+    return data
+
+
+@command("get_plan", planId=("str", False))
+async def cmd_get_plan(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
+    """The latest record of a plan (default: the latest plan); ``data`` is null without one."""
+    plan = srv.agent.plans.get(p.get("planId"))
+    if plan is None and p.get("planId") is not None:
+        raise AmaError("plan_not_found", f"get_plan: no plan {p['planId']!r} on this session's branch")
+    srv.write({"type": "response", **({"id": srv.current_id} if srv.current_id is not None else {}),
+               "command": "get_plan", "success": True, "data": plan.to_json() if plan else None})  # fmt: skip
+    return RESPONDED

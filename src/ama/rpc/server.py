@@ -23,7 +23,7 @@ from ama.rpc.broker import RpcBroker
 from ama.rpc.jsonl import MAX_LINE_BYTES, TooLarge, dumps, open_reader, read_lines, scan_line
 
 PROTOCOL_VERSION = 1
-CAPABILITIES = ["approvals", "images", "hooks"]
+CAPABILITIES = ["approvals", "images", "hooks", "plans"]
 
 
 class RpcServer:
@@ -79,6 +79,7 @@ class RpcServer:
             self._unsubscribe()
         self.agent = agent
         self._unsubscribe = agent.subscribe(self.write)
+        agent.plans.client_answers = lambda: "plans" in self.broker.capabilities and not self.broker.closed
         if old is not None:
             await old.close()
         for w in warnings:
