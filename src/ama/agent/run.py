@@ -70,10 +70,12 @@ async def _sleep_or_abort(agent: AgentSession, seconds: float) -> bool:
 async def model_call(agent: AgentSession, record: RunRecord) -> tuple[AssistantMessage, bool]:
     """One model request with retries: the final assistant message (already in the session)
     and whether it was retried."""
+    from ama.agent.compaction import overflow_failed, recover_overflow
     from ama.ai import DoneEvent, ErrorEvent, StartEvent, StreamOptions, backoff_delay, stream
 
     attempt = 0
     retried = False
+    overflowed = False  # a context overflow was recovered once (docs/compaction.md)
     while True:
         attempt += 1
         record.step_index += 1
@@ -103,6 +105,14 @@ async def model_call(agent: AgentSession, record: RunRecord) -> tuple[AssistantM
         agent.emit(event("message_end", message=plain(final)))
         if request:
             agent.session.append_custom("ama.request", {"purpose": "turn", **request, "attempt": attempt})
+        if final.stop_reason == "error" and getattr(error, "code", None) == "context_overflow":
+            err_text = final.error_message if isinstance(final.error_message, str) else str(error)
+            if overflowed:
+                overflow_failed(agent, err_text)
+            elif not agent.abort_event.is_set() and await recover_overflow(agent, entry.id, err_text):
+                overflowed = True
+                continue
+            return final, retried
         retryable = bool(getattr(error, "retryable", False))
         if final.stop_reason == "error" and retryable and attempt < agent.max_attempts and not agent.abort_event.is_set():
             agent.session.append_context_edit(entry.id, None, "retry")
@@ -137,6 +147,7 @@ def _deliver(agent: AgentSession, items: list[tuple[str, list[ImageContent] | No
 
 
 async def run_loop(agent: AgentSession, record: RunRecord) -> RunResult:
+    from ama.agent.compaction import maybe_compact
     from ama.hooks import run_hooks
 
     last: AssistantMessage | None = None
@@ -150,6 +161,7 @@ async def run_loop(agent: AgentSession, record: RunRecord) -> RunResult:
         turns += 1
         if turns > 1:  # run_prompt announced the first turn before the user message
             agent.emit(event("turn_start"))
+        await maybe_compact(agent)  # tier 2 at the threshold (agent/compaction.py)
         last, retried = await model_call(agent, record)
         calls = [b for b in last.content if isinstance(b, ToolCall)]
         results: list[ToolResultMessage] = []
@@ -162,8 +174,9 @@ async def run_loop(agent: AgentSession, record: RunRecord) -> RunResult:
         if last.stop_reason == "error":
             agent.emit(event("turn_end", message=plain(last), toolResults=[]))
             code = "max_retries" if retried else "error"
-            record.error_message = last.error_message if isinstance(last.error_message, str) else None
-            record.transition("FAILED", reason=code, error_code="provider_error")
+            overflow = agent.context_state.take_failure()
+            record.error_message = overflow or (last.error_message if isinstance(last.error_message, str) else None)
+            record.transition("FAILED", reason=code, error_code="context_overflow" if overflow else "provider_error")
             break
         for i, call in enumerate(calls):
             if agent.abort_event.is_set():

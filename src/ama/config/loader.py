@@ -66,6 +66,7 @@ def check_value(key: Key, value: Any) -> str | None:
         "str": isinstance(value, str) or value is None,
         "int": isinstance(value, int) and not isinstance(value, bool) and value >= 0,
         "bool": isinstance(value, bool),
+        "float": isinstance(value, int | float) and not isinstance(value, bool) and 0 < value <= 1,
         "list[str]": isinstance(value, list) and all(isinstance(x, str) for x in value),
         "object": isinstance(value, dict),
     }.get(t, True)

@@ -62,6 +62,10 @@ KEYS: dict[str, Key] = {
         Key("permissions.ask", "list[str]", [], "Rules that always ask before a tool call.", "any"),
         Key("retry.maxAttempts", "int", 3, "Attempts per model request on 429/5xx/overloaded/network errors."),
         Key("retry.baseDelayMs", "int", 2000, "First retry delay; doubles per attempt (capped at 60 s)."),
+        Key("compaction.enabled", "bool", True, "Summarize older context near the window limit and on overflow (docs/compaction.md).", "any"),
+        Key("compaction.threshold", "float", 0.8, "Compact when the next request passes this fraction of the context window.", "any"),
+        Key("compaction.reserveTokens", "int", 16384, "Tokens left free for the reply; compaction also starts at window minus this.", "any"),
+        Key("compaction.keepRecentTokens", "int", 20000, "Newest context kept verbatim after a compaction.", "any"),
         Key("limits.maxTurns", "int", 0, "Stop a run after this many model calls (0 = no limit).", "any"),
         Key("ui.restoreOnCancel", "bool", True, "Esc before any reply withdraws the turn and refills the prompt."),
         Key(
