@@ -126,28 +126,61 @@ def _is_context(e: AnyEntry) -> bool:
     return estimate_entry(e) > 0 and not (isinstance(e, MessageEntry) and isinstance(e.message, SystemMessage))
 
 
-def find_cut(branch: list[AnyEntry], keep_recent: int) -> int | None:
-    """Index in ``branch`` of the first kept entry, or None when nothing can be summarized.
-    Only entries after the latest compaction are candidates."""
-    start = 0
+def window_indices(branch: list[AnyEntry]) -> list[int]:
+    """Indices of the branch entries that the projection shows after the latest compaction's
+    summary: from its ``firstKeptEntryId`` to it, then everything after it."""
+    at = -1
     for i, e in enumerate(branch):
         if isinstance(e, CompactionEntry):
-            start = i + 1
+            at = i
+    if at < 0:
+        return list(range(len(branch)))
+    comp = branch[at]
+    assert isinstance(comp, CompactionEntry)
+    kept_from = next((j for j in range(at) if branch[j].id == comp.first_kept_entry_id), at)
+    return [j for j in range(kept_from, len(branch)) if j != at and not isinstance(branch[j], CompactionEntry)]
+
+
+def find_cut(branch: list[AnyEntry], keep_recent: int) -> int | None:
+    """Index in ``branch`` of the first kept entry, or None when nothing can be summarized:
+    the newest context entries worth about ``keep_recent`` tokens stay, the cut is moved
+    forward to the next user/assistant/custom message so no tool result is cut off from
+    its call (backward only when nothing after it qualifies)."""
+    idx = window_indices(branch)
     acc = 0
-    crossed = len(branch)
-    for i in range(len(branch) - 1, start - 1, -1):
-        acc += estimate_entry(branch[i])
+    crossed = 0
+    for k in range(len(idx) - 1, -1, -1):
+        e = branch[idx[k]]
+        acc += estimate_entry(e) if _is_context(e) else 0
         if acc >= keep_recent:
-            crossed = i
+            crossed = k
             break
-    else:
-        crossed = start
-    cut = next((j for j in range(crossed, len(branch)) if _can_cut_at(branch[j])), None)
+    cut = next((k for k in range(crossed, len(idx)) if _can_cut_at(branch[idx[k]])), None)
     if cut is None:
-        cut = next((j for j in range(crossed - 1, start - 1, -1) if _can_cut_at(branch[j])), None)
-    if cut is None:
+        cut = next((k for k in range(crossed - 1, -1, -1) if _can_cut_at(branch[idx[k]])), None)
+    if cut is None or not any(_is_context(branch[j]) for j in idx[:cut]):
         return None
-    return cut if any(_is_context(e) for e in branch[start:cut]) else None
+    return idx[cut]
+
+
+def _older_messages(branch: list[AnyEntry], cut: int) -> list[ContextMessage]:
+    """The context messages the compaction replaces: the earlier summary and everything
+    before the cut (system messages excluded: they stay first in every request)."""
+    from ama.session.projection import project
+
+    ctx = project(branch)
+    pos = {e.id: i for i, e in enumerate(branch)}
+    out: list[ContextMessage] = []
+    for m, ids in zip(ctx.messages, ctx.entry_ids):
+        if isinstance(m, SystemMessage):
+            continue
+        if ids and isinstance(branch[pos[ids[0]]], CompactionEntry):
+            out.append(m)
+            continue
+        if ids and pos[ids[0]] >= cut:
+            break
+        out.append(m)
+    return out
 
 
 # --- what the summary is made of -------------------------------------------------------
@@ -277,8 +310,6 @@ async def run_compaction(agent: AgentSession, trigger: str, focus: str | None = 
     """Summarize the older part of the branch into a ``compaction`` entry; the result (also
     in ``compaction_end``).  Raises AmaError when nothing can be compacted or the summary
     request fails (``compaction_end`` carries the error; the session is unchanged)."""
-    from ama.session.projection import project
-
     s = settings(agent.config)
     agent.emit(event("compaction_start", trigger=trigger))
     try:
@@ -287,13 +318,13 @@ async def run_compaction(agent: AgentSession, trigger: str, focus: str | None = 
         size = context_size(agent)
         branch = agent.session.branch()
         keep = min(s.keep_recent_tokens, max(1, window(agent).limit // 2))
+        if trigger != "threshold":  # asked for now: keep at most half of the conversation
+            keep = min(keep, max(1, sum(estimate_entry(e) for e in branch if _is_context(e)) // 2))
         cut = find_cut(branch, keep)
         if cut is None:
             raise AmaError("nothing_to_compact", "nothing to compact: the context holds only the most recent turn")
-        older = project(branch[:cut]).messages
+        older = _older_messages(branch, cut)
         head = ""
-        if older and isinstance(older[0], SystemMessage):
-            older = older[1:]
         if older and isinstance(older[0], CompactionSummaryMessage):
             head = _transcript(older[:1])
             older = older[1:]
