@@ -158,9 +158,10 @@ def find_cut(branch: list[AnyEntry], keep_recent: int) -> int | None:
     cut = next((k for k in range(crossed, len(idx)) if _can_cut_at(branch[idx[k]])), None)
     if cut is None:
         cut = next((k for k in range(crossed - 1, -1, -1) if _can_cut_at(branch[idx[k]])), None)
-    if cut is None or not any(_is_context(branch[j]) for j in idx[:cut]):
-        return None
-    return idx[cut]
+    if cut is not None and not any(_is_context(branch[j]) for j in idx[:cut]):
+        # nothing older than the newest ``keep_recent`` tokens: keep less rather than fail
+        cut = next((k for k in range(cut + 1, len(idx)) if _can_cut_at(branch[idx[k]])), None)
+    return None if cut is None else idx[cut]
 
 
 def _older_messages(branch: list[AnyEntry], cut: int) -> list[ContextMessage]:
@@ -319,7 +320,8 @@ async def run_compaction(agent: AgentSession, trigger: str, focus: str | None = 
         branch = agent.session.branch()
         keep = min(s.keep_recent_tokens, max(1, window(agent).limit // 2))
         if trigger != "threshold":  # asked for now: keep at most half of the conversation
-            keep = min(keep, max(1, sum(estimate_entry(e) for e in branch if _is_context(e)) // 2))
+            shown = sum(estimate_entry(branch[j]) for j in window_indices(branch) if _is_context(branch[j]))
+            keep = min(keep, max(1, shown // 2))
         cut = find_cut(branch, keep)
         if cut is None:
             raise AmaError("nothing_to_compact", "nothing to compact: the context holds only the most recent turn")
