@@ -96,3 +96,41 @@ def test_rpc_compact_emits_manual_events_and_refuses_when_off(tmp_path: Path, am
     err, ev, comps = asyncio.run(off())
     assert getattr(err, "code", None) == "unsupported" and "compaction.enabled: false" in str(err)
     assert len(comps) == 1  # only the RPC one
+
+
+def test_abort_during_compaction_leaves_the_session_as_it_was(tmp_path: Path) -> None:
+    turns = ["one", "two", {"text": "never", "delayMs": 20_000}]
+    model = write_script(tmp_path / "s.json", turns, mode="sequence")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+
+    async def go():
+        agent, ev = await make_agent(ws, model)
+        await agent.prompt("first")
+        await agent.prompt("second")
+        before = [e.id for e in agent.session.entries]
+        started = asyncio.Event()
+        agent.subscribe(lambda e: started.set() if e["type"] == "compaction_start" else None)
+        task = asyncio.ensure_future(agent.compact())
+        await started.wait()
+        await asyncio.sleep(0.05)
+        agent.abort()
+        try:
+            await task
+        except Exception as err:
+            code = getattr(err, "code", None)
+        after = agent.session.entries
+        await agent.close()
+        return code, before, after, ev
+
+    code, before, after, ev = asyncio.run(go())
+    assert code == "aborted"
+    assert not any(isinstance(e, CompactionEntry) for e in after)
+    assert [e.id for e in after][: len(before)] == before and agent_leaf_unchanged(before, after)
+    end = [e for e in ev if e["type"] == "compaction_end"][-1]
+    assert end["aborted"] is True and "error" not in end or end.get("error") is None
+
+
+def agent_leaf_unchanged(before: list[str], after: list) -> bool:
+    """Only request records may follow the old entries (the aborted summary request)."""
+    return all(getattr(e, "custom_type", None) == "ama.request" for e in after[len(before) :])
