@@ -166,3 +166,30 @@ def test_compaction_disabled_fails_clearly_on_overflow(tmp_path: Path, ama_home:
     assert comps == [] and not [e for e in ev if e["type"].startswith("compaction")]
     assert bad.exit_code != 0 and "compaction is off (compaction.enabled: false)" in bad.record.error_message
     assert server.overflows == 1 and len(server.summaries) == 0
+
+
+def test_context_pressure_is_reported_once_per_crossing(tmp_path: Path, ama_home: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "big.txt").write_text("".join(f"line {n:04d}: {'x' * 40}\n" for n in range(60)))  # ~800 tokens
+    server = WindowServer(10_000, lambda n: ("read", {"path": "big.txt"}))
+    configure(ama_home, server, enabled=False)
+
+    async def go():
+        agent, ev = await make_agent(ws, "win/m", permission_mode="full-auto")
+        res = await agent.prompt("read it until the window is full")
+        await agent.close()
+        return res, ev
+
+    try:
+        res, ev = run(go())
+    finally:
+        server.close()
+    pressure = [e for e in ev if e["type"] == "context_pressure"]
+    assert [e["threshold"] for e in pressure] == [70, 90]
+    for e in pressure:
+        assert e["percent"] >= e["threshold"] and e["remainingTokens"] == pytest.approx(10_000 * (1 - e["percent"] / 100), abs=10)
+        assert isinstance(e["estimatedTurnsLeft"], int) and e["estimatedTurnsLeft"] >= 0
+    assert pressure[1]["estimatedTurnsLeft"] < pressure[0]["estimatedTurnsLeft"]
+    # compaction is off: the run ends at the window with the clear message
+    assert res.exit_code != 0 and "compaction is off" in res.record.error_message

@@ -95,6 +95,10 @@ class ContextState:
     #: why the last run failed at the context limit, for its run record
     failure: str | None = None
     compactions: list[dict[str, Any]] = field(default_factory=list)
+    #: the ``context_pressure`` level last reported (0, 70 or 90) and the growth per turn
+    pressure_level: int = 0
+    last_tokens: int | None = None
+    growth: float = 0.0
 
     def take_failure(self) -> str | None:
         f, self.failure = self.failure, None
@@ -369,19 +373,52 @@ def _k(n: int) -> str:
     return f"{n / 1000:.1f}k" if n >= 1000 else str(n)
 
 
+PRESSURE_LEVELS = (90, 70)
+
+
+def check_pressure(agent: AgentSession, tokens: int) -> None:
+    """``context_pressure{percent, threshold, remainingTokens, estimatedTurnsLeft}`` when the
+    next request crosses 70 % or 90 % of the window upwards (once per crossing: falling
+    below, e.g. after a compaction, re-arms it)."""
+    st = agent.context_state
+    w = agent.model.context_window
+    if st.last_tokens is not None and tokens > st.last_tokens:
+        step = tokens - st.last_tokens
+        st.growth = step if st.growth == 0 else 0.5 * st.growth + 0.5 * step
+    st.last_tokens = tokens
+    percent = tokens * 100 / w if w > 0 else 0.0
+    level = next((lv for lv in PRESSURE_LEVELS if percent >= lv), 0)
+    if level > st.pressure_level:
+        remaining = max(0, w - tokens)
+        turns_left = int(remaining // st.growth) if st.growth > 0 else None
+        agent.emit(
+            event(
+                "context_pressure",
+                percent=round(percent, 1),
+                threshold=level,
+                remainingTokens=remaining,
+                estimatedTurnsLeft=turns_left,
+            )
+        )
+    st.pressure_level = level
+
+
 async def maybe_compact(agent: AgentSession) -> None:
-    """Before a model request of a run: compact when the request would pass the limit.
-    A failed threshold compaction does not stop the run (the request may still fit, and an
-    overflow is recovered by ``recover_overflow``)."""
+    """Before a model request of a run: report context pressure, and compact when the
+    request would pass the limit.  A failed threshold compaction does not stop the run (the
+    request may still fit, and an overflow is recovered by ``recover_overflow``)."""
     s = settings(agent.config)
-    if not s.enabled or agent.abort_event.is_set():
+    if agent.abort_event.is_set():
         return
-    if context_size(agent).tokens <= window(agent).limit:
+    tokens = context_size(agent).tokens
+    check_pressure(agent, tokens)
+    if not s.enabled or tokens <= window(agent).limit:
         return
     try:
         await run_compaction(agent, "threshold")
     except AmaError:
-        pass
+        return
+    check_pressure(agent, context_size(agent).tokens)
 
 
 async def recover_overflow(agent: AgentSession, failed_entry_id: str, error: str) -> bool:
