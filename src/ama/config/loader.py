@@ -70,6 +70,8 @@ def check_value(key: Key, value: Any) -> str | None:
         "list[str]": isinstance(value, list) and all(isinstance(x, str) for x in value),
         "object": isinstance(value, dict),
     }.get(t, True)
+    if not ok and t == "float":
+        return f"must be a number greater than 0 and at most 1, got {value!r}"
     return None if ok else f"must be of type {t}, got {value!r}"
 
 
