@@ -57,3 +57,13 @@ def test_bad_input_is_reported_and_ignored(ama_home: Path, tmp_path: Path) -> No
     assert "checkpoints.keep must be of type int" in joined
     assert "invalid JSON at line 1" in joined
     assert cfg.get("sandbox.network") == "deny" and cfg.get("checkpoints.keep") == 100
+
+
+def test_compaction_keys_are_checked(ama_home: Path, tmp_path: Path) -> None:
+    write(ama_home / "config.json", {"compaction": {"threshold": 2, "enabled": "no", "keepRecentTokens": 5000}})
+    cfg = load_config(tmp_path)
+    joined = "\n".join(cfg.warnings)
+    assert "compaction.threshold must be a number greater than 0 and at most 1, got 2" in joined
+    assert "compaction.enabled must be of type bool, got 'no'" in joined
+    assert cfg.get("compaction.threshold") == 0.8 and cfg.get("compaction.enabled") is True
+    assert cfg.get("compaction.keepRecentTokens") == 5000

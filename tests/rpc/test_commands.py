@@ -53,6 +53,7 @@ CASES: dict[str, tuple[dict, dict | None, str | None]] = {
     "plan_response": ({"planId": "p", "decision": "approve"}, {"planId": "p", "decision": "maybe"}, "invalid_arguments"),
     "get_plan": ({}, {"planId": 1}, "invalid_arguments"),
     "prompt": ({"message": "again"}, {"message": 42}, "invalid_arguments"),
+    "compact": ({"focus": "the greeting"}, {"focus": 3}, "invalid_arguments"),
     "steer": ({"message": "steer when idle"}, {}, "invalid_arguments"),
     "follow_up": ({"message": "follow when idle"}, {}, "invalid_arguments"),
     "abort": ({}, None, None),

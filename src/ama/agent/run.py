@@ -127,14 +127,23 @@ async def _attempt(agent: AgentSession, record: RunRecord, attempt: int, guard: 
 async def model_call(agent: AgentSession, record: RunRecord, guard: RunGuard | None = None) -> ModelReply:
     """One model request with retries, and the fallback model when the main one is
     overloaded or still failing after the last retry (agent/fallback.py)."""
+    from ama.agent.compaction import overflow_failed, recover_overflow
     from ama.agent.fallback import answer_with_fallback, both_errors, error_text, should_fall_back
     from ama.ai import backoff_delay
 
     attempt = 0
     retried = False
+    overflowed = False  # a context overflow was recovered once (docs/compaction.md)
     while True:
         attempt += 1
         final, error, entry = await _attempt(agent, record, attempt, guard)
+        if final.stop_reason == "error" and getattr(error, "code", None) == "context_overflow":
+            if overflowed:
+                overflow_failed(agent, error_text(final, error))
+            elif not agent.abort_event.is_set() and await recover_overflow(agent, entry.id, error_text(final, error)):
+                overflowed = True
+                continue
+            return ModelReply(final, error, retried)
         retryable = bool(getattr(error, "retryable", False))
         failed = final.stop_reason == "error" and not agent.abort_event.is_set()
         if failed and should_fall_back(agent, error, attempt):
@@ -210,6 +219,7 @@ def _provider_failure(record: RunRecord, reply: ModelReply) -> None:
 
 
 async def run_loop(agent: AgentSession, record: RunRecord, limits: Limits | None = None) -> RunResult:
+    from ama.agent.compaction import maybe_compact
     from ama.hooks import run_hooks
 
     last: AssistantMessage | None = None
@@ -227,6 +237,7 @@ async def run_loop(agent: AgentSession, record: RunRecord, limits: Limits | None
             if guard.turns > 1:  # run_prompt announced the first turn before the user message
                 agent.session.append_custom(RUN_TYPE, record.progress())  # stepIndex while it runs
                 agent.emit(event("turn_start"))
+            await maybe_compact(agent)  # tier 2 at the threshold (agent/compaction.py)
             reply = await model_call(agent, record, guard)
             last = reply.message
             calls = [b for b in last.content if isinstance(b, ToolCall)]
@@ -243,6 +254,9 @@ async def run_loop(agent: AgentSession, record: RunRecord, limits: Limits | None
                 break
             if last.stop_reason == "error":
                 agent.emit(event("turn_end", message=plain(last), toolResults=[]))
+                overflow = agent.context_state.take_failure()  # the overflow that compaction could not fix
+                if overflow:
+                    reply.error_message = overflow
                 _provider_failure(record, reply)
                 break
             stopped_at: ToolCall | None = None

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ama.agent.approvals import ApprovalBroker
+from ama.agent.compaction import ContextState
 from ama.agent.events import Emitter, Event, Listener, event, plain
 from ama.agent.guard import Limits
 from ama.agent.parts import (
@@ -100,6 +101,8 @@ class AgentSession:
         self.explicit_mode = settings.explicit_mode
         #: ama.rewind-note texts to append before the next prompt
         self.pending_notes: list[str] = []
+        #: context management state (agent/compaction.py)
+        self.context_state = ContextState()
         self.abort_event = asyncio.Event()
         self.steering: list[Queued] = []
         self.follow_up: list[Queued] = []
@@ -354,6 +357,12 @@ class AgentSession:
         from ama.agent.session_rewind import summarize_up_to
 
         return await summarize_up_to(self, entry_id, instructions)
+
+    async def compact(self, focus: str | None = None) -> dict[str, Any]:
+        """Summarize the older part of the conversation now (docs/compaction.md)."""
+        from ama.agent.compaction import compact
+
+        return await compact(self, focus)
 
     # --- SDK views (the RPC client has the same names) ---------------------------------
 

@@ -1,4 +1,4 @@
-"""``ama sessions``: list, show, search, export, rewind, fork, archive, unarchive, rename, rm,
+"""``ama sessions``: list, show, search, export, rewind, compact, fork, archive, unarchive, rename, rm,
 restore, prune."""
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
         "--context", action="store_true", help="print the projected model context of the current branch (with --json)"
     )
 
+    from ama.cli import compact as compact_cmd
     from ama.cli import export as export_cmd
     from ama.cli import rewind as rewind_cmd
     from ama.cli import search as search_cmd
@@ -59,6 +60,7 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     search_cmd.add_parser(sub, add_session_dir)
     export_cmd.add_parser(sub, add_session_dir)
     rewind_cmd.add_parser(sub, add_session_dir)
+    compact_cmd.add_parser(sub, add_session_dir)
 
     p = cmd(
         "fork",

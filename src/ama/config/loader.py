@@ -67,9 +67,12 @@ def check_value(key: Key, value: Any) -> str | None:
         "int": isinstance(value, int) and not isinstance(value, bool) and value >= 0,
         "number": isinstance(value, int | float) and not isinstance(value, bool) and value >= 0,
         "bool": isinstance(value, bool),
+        "float": isinstance(value, int | float) and not isinstance(value, bool) and 0 < value <= 1,
         "list[str]": isinstance(value, list) and all(isinstance(x, str) for x in value),
         "object": isinstance(value, dict),
     }.get(t, True)
+    if not ok and t == "float":
+        return f"must be a number greater than 0 and at most 1, got {value!r}"
     return None if ok else f"must be of type {t}, got {value!r}"
 
 

@@ -391,6 +391,12 @@ async def cmd_summarize_up_to(srv: RpcServer, p: dict[str, Any]) -> dict[str, An
     return await srv.agent.summarize_up_to(p["entryId"], p.get("instructions"))
 
 
+@command("compact", focus=("str", False))
+async def cmd_compact(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
+    """Summarize the older part of the conversation now (docs/compaction.md)."""
+    return await srv.agent.compact(p.get("focus"))
+
+
 # --- export and search ------------------------------------------------------------------
 
 EXPORT_INLINE_LIMIT = 1024 * 1024

@@ -7,7 +7,8 @@ that only acts on damaged or interrupted files:
    order and folded into one, comes first, wherever the file has it (strict chat templates
    refuse a system message anywhere else).  With a ``compaction`` on the branch, take the
    latest: then the compaction as a summary message, the non-system entries from
-   ``firstKeptEntryId`` up to the compaction, and every non-system entry after it.
+   ``firstKeptEntryId`` up to the compaction (an older compaction there is left out: the
+   latest summary covers it), and every non-system entry after it.
 2. Context edits: per target, the latest ``context_edit`` on the branch applies:
    ``replacement: null`` removes the target; a string replaces its content only (role and
    metadata kept; assistant content becomes one text block; summaries replace ``summary``;
@@ -213,7 +214,9 @@ def project(branch: list[AnyEntry]) -> ProjectedContext:
             if branch[j].id == comp.first_kept_entry_id:
                 kept_from = j
                 break
-        window = branch[kept_from:compaction_at] + branch[compaction_at + 1 :]
+        # an older compaction inside the kept range is folded into the latest summary
+        kept = [e for e in branch[kept_from:compaction_at] if not isinstance(e, CompactionEntry)]
+        window = kept + branch[compaction_at + 1 :]
     else:
         window = branch
     selected = [e for e in window if not _is_system(e)]
