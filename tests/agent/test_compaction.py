@@ -53,7 +53,7 @@ def test_long_run_compacts_and_never_sends_a_request_over_the_window(tmp_path: P
     for i in range(3):  # ~1,600 tokens each
         (ws / f"big{i}.txt").write_text("".join(f"line {n:04d} of file {i}: {'x' * 40}\n" for n in range(130)))
     turns = 60
-    server = WindowServer(12_000, lambda n: ("read", {"path": f"big{n % 3}.txt"}) if n < turns else "all files read")
+    server = WindowServer(12_000, lambda n: ("read", {"path": f"big{n % 3}.txt", "limit": 200 + n}) if n < turns else "all files read")
     configure(ama_home, server, threshold=0.7, reserveTokens=1000, keepRecentTokens=3000)
     events: list[dict] = []
 
@@ -172,7 +172,7 @@ def test_context_pressure_is_reported_once_per_crossing(tmp_path: Path, ama_home
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "big.txt").write_text("".join(f"line {n:04d}: {'x' * 40}\n" for n in range(60)))  # ~800 tokens
-    server = WindowServer(10_000, lambda n: ("read", {"path": "big.txt"}))
+    server = WindowServer(10_000, lambda n: ("read", {"path": "big.txt", "limit": 100 + n}))
     configure(ama_home, server, enabled=False)
 
     async def go():
