@@ -362,3 +362,35 @@ def test_without_the_package_exits_2(tmp_path: Path) -> None:
     assert p.returncode == 2
     assert "install ama[acp]" in p.stderr
     assert p.stdout == ""
+
+
+async def test_templates_and_skills_are_available_commands_that_expand(tmp_path: Path, ama_home: Path) -> None:
+    """ACP reads the same command catalog as the UI and RPC: templates and skills are offered
+    as available commands, and a `/name args` prompt expands as it does everywhere."""
+    work = tmp_path / "work"
+    (work / ".ama" / "prompts").mkdir(parents=True)
+    (work / ".ama" / "prompts" / "review.md").write_text(
+        "---\ndescription: Review one file\nargument-hint: FILE\n---\nPlease review $1 carefully.\n"
+    )
+    (work / ".ama" / "skills" / "notes").mkdir(parents=True)
+    (work / ".ama" / "skills" / "notes" / "SKILL.md").write_text(
+        "---\nname: notes\ndescription: How to write release notes\n---\nKeep them short.\n"
+    )
+    model = write_script(tmp_path / "s.json", ["reviewed"])
+    client = Client()
+    async with ama_acp(client, tmp_path, "--model", model) as conn:
+        new = await conn.new_session(cwd=str(work), mcp_servers=[])
+        res = await conn.prompt(session_id=new.session_id, prompt=[text_block("/review calc.py")])
+        assert res.stop_reason == "end_turn"
+        updates = client.take()
+    offered = of_kind(updates, "available_commands_update")
+    assert offered, "no available_commands_update was sent"
+    commands = {c["name"]: c for c in offered[0]["availableCommands"]}
+    assert set(commands) == {"review", "skill:notes"}  # the terminal-only built-ins are not offered
+    assert commands["review"]["description"] == "Review one file"
+    assert commands["review"]["input"] == {"hint": "FILE"}
+    assert text_of(updates) == "reviewed"
+    data = resolve(_sessions(ama_home), new.session_id)
+    lines = [json.loads(x) for x in Path(data.path).read_text().splitlines()]
+    users = [e["message"]["content"] for e in lines if e.get("type") == "message" and e["message"]["role"] == "user"]
+    assert "Please review calc.py carefully." in json.dumps(users)

@@ -81,6 +81,21 @@ class PromptCatalog:
             out.append({"name": f"skill:{s.name}", "description": s.description, "source": "skill", "location": s.location})
         return out
 
+    def acp_commands(self) -> list[dict[str, Any]]:
+        """ACP ``available_commands_update``: what an ACP prompt can run -- the templates and
+        the skills, which expand in ``AgentSession.start`` like any other prompt.  The
+        built-ins drive the terminal UI (its pickers, its screen) and are not offered."""
+        out: list[dict[str, Any]] = []
+        for t in self.templates:
+            if not t.error:
+                item: dict[str, Any] = {"name": t.name, "description": t.description}
+                if t.argument_hint:
+                    item["input"] = {"hint": t.argument_hint}
+                out.append(item)
+        for s in self.skills:
+            out.append({"name": f"skill:{s.name}", "description": " ".join(s.description.split())[:200]})
+        return out
+
     def help_lines(self) -> list[str]:
         out = []
         if self.templates:

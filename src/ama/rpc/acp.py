@@ -134,6 +134,10 @@ class AcpAgent:
     def _setup(self, s: Any, **fields: Any) -> dict[str, Any]:
         """The session-setup response fields: modes and config options."""
         modes = s.modes().model_dump(mode="json", by_alias=True, exclude_none=True)
+        commands = s.agent.prompts.acp_commands()
+        if commands:  # after the response: the client knows the session id by then
+            update = {"sessionUpdate": "available_commands_update", "availableCommands": commands}
+            asyncio.get_running_loop().call_soon(s.outbox.put, update)
         return {**fields, "modes": modes, "configOptions": acp_config.config_options(s.agent)}
 
     def _attach(self, cwd: str, session_id: str) -> Any:
