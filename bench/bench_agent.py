@@ -53,6 +53,7 @@ def cases(ama: list[str], *, catalog: Path, load: list[str], big_mb: float, resu
     """(label, argv, target) of every row; each label says what its argv measures."""
     listing = [*ama, "sessions", "list", "--all", "--session-dir", str(catalog)]
     return [
+        ("`python -c pass` (interpreter start: the floor under every row)", [ama[0], "-c", "pass"], "—"),
         ("`ama --version`", [*ama, "--version"], "≤ 100 ms"),
         ("`ama sessions list --all --no-cache` (1,000 sessions, 69 MB, no index: scans the files)", [*listing, "--no-cache"], "—"),
         ("`ama sessions list --all` (1,000 sessions, 69 MB, index built by the warm-up)", listing, "—"),
