@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from ama.agent.context_budget import ContextSize, Window, estimate_entry, measure
 from ama.agent.events import event
+from ama.agent.transcript import message_lines
 from ama.errors import AmaError, Busy
 from ama.messages import (
     AssistantMessage,
@@ -198,21 +199,10 @@ def _transcript(messages: list[ContextMessage]) -> str:
             lines.append(f"[Summary of the earlier conversation]\n{m.summary}")
         elif isinstance(m, BranchSummaryMessage):
             lines.append(f"[Summary of another branch]\n{m.summary}")
-        elif isinstance(m, UserMessage):
-            lines.append(f"User: {text_of(m.content)}")
         elif isinstance(m, CustomMessage):
             lines.append(f"Note ({m.custom_type}): {text_of(m.content)}")
-        elif isinstance(m, AssistantMessage):
-            for b in m.content:
-                if isinstance(b, TextContent) and b.text.strip():
-                    lines.append(f"Assistant: {b.text}")
-                elif isinstance(b, ToolCall):
-                    args = " ".join(f"{k}={v!r:.200}" for k, v in b.arguments.items())
-                    lines.append(f"Assistant called {b.name}({args})")
-        elif isinstance(m, ToolResultMessage):
-            text = text_of(m.content)
-            more = f" [... {len(text) - RESULT_CHARS} more characters]" if len(text) > RESULT_CHARS else ""
-            lines.append(f"Result of {m.tool_name}{' (error)' if m.is_error else ''}: {text[:RESULT_CHARS]}{more}")
+        elif isinstance(m, UserMessage | AssistantMessage | ToolResultMessage):
+            lines.extend(message_lines(m, result_chars=RESULT_CHARS, note_cut=True))
         elif isinstance(m, BashExecutionMessage):
             lines.append(f"User ran `{m.command}`: {m.output[:RESULT_CHARS]}")
     return "\n\n".join(lines)

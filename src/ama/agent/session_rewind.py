@@ -18,6 +18,7 @@ import os
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ama.agent.events import Event, event, plain
+from ama.agent.transcript import message_lines
 from ama.errors import AmaError, Busy, InvalidArguments
 from ama.messages import (
     AssistantMessage,
@@ -228,19 +229,7 @@ def _transcript(entries: list[Any], limit: int = 400_000) -> str:
         elif e.type == "branch_summary":
             lines.append(f"[Summary of another branch]\n{e.summary}")
         elif e.type == "message":
-            m = e.message
-            if isinstance(m, UserMessage):
-                lines.append(f"User: {text_of(m.content)}")
-            elif isinstance(m, AssistantMessage):
-                for b in m.content:
-                    if isinstance(b, TextContent) and b.text.strip():
-                        lines.append(f"Assistant: {b.text}")
-                    elif isinstance(b, ToolCall):
-                        args = " ".join(f"{k}={v!r:.200}" for k, v in b.arguments.items())
-                        lines.append(f"Assistant called {b.name}({args})")
-            elif isinstance(m, ToolResultMessage):
-                text = text_of(m.content)
-                lines.append(f"Result of {m.tool_name}{' (error)' if m.is_error else ''}: {text[:2000]}")
+            lines.extend(message_lines(e.message))
     text = "\n\n".join(lines)
     return text[-limit:]
 
