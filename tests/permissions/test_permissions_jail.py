@@ -86,6 +86,7 @@ def test_dangerous_subset_is_denied_in_a_jail(tmp_path: Path, mode: str) -> None
     jail = [
         "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
         "--ro-bind", str(inbox), "/tmp/in",
+        "--ro-bind", SRC, SRC,  # this checkout's code, also when it lies under /tmp (a CI clone)
         "--unshare-net", "--unshare-user", "--unshare-pid", "--cap-drop", "ALL", "--die-with-parent",
         "--clearenv", "--setenv", "HOME", "/tmp/jail/home", "--setenv", "AMA_HOME", "/tmp/jail/ama",
         "--setenv", "PATH", os.environ.get("PATH", "/usr/bin:/bin"), "--setenv", "PYTHONPATH", SRC,
