@@ -71,6 +71,7 @@ def test_prompt_approval_interrupt_quit_in_tmux(tmux_session: str, ama_home: Pat
     time.sleep(1.0)  # let the slow reply start streaming before interrupting it
     subprocess.run(["tmux", "send-keys", "-t", name, "Escape"], check=True)
     screen = wait_for(name, "interrupted\n")
+    wait_for(name, "cached\n>")  # the run has settled and the prompt reads again
     subprocess.run(["tmux", "send-keys", "-t", name, "C-c"], check=True)
     wait_for(name, "press Ctrl-C again")
     subprocess.run(["tmux", "send-keys", "-t", name, "C-c"], check=True)
