@@ -111,3 +111,33 @@ def test_sessions_prune_collects_blobs(ws, ama_home, sessions_dir, capsys):
     out = prune(capsys=capsys)
     assert "deleted 1 unreferenced backup blob(s), 6 bytes; 1 kept" in out
     assert store.get(orphan) is None and store.get(kept) is not None
+
+
+def test_an_unreadable_session_file_stops_the_sweep(ws, ama_home, sessions_dir, tmp_path):
+    """A session file that is listed but cannot be read may name any blob: delete nothing."""
+    store = BlobStore(ama_home)
+    orphan = store.put(b"maybe named by the unreadable session")
+    age(store.path(orphan))
+    # a session kept on a disk that is not mounted now: the link's target is missing
+    os.symlink(tmp_path / "unmounted" / "s.jsonl", sessions_dir / "elsewhere.jsonl")
+    loop = sessions_dir / "sub" / "loop.jsonl"
+    loop.parent.mkdir()
+    os.symlink(loop, loop)  # ELOOP: exists as a name, cannot be opened
+    res = collect_garbage(ama_home, [str(sessions_dir)])
+    assert res["removed"] == 0 and res["bytes"] == 0 and res["kept"] == 1
+    assert sorted(res["unreadable"]) == sorted([str(sessions_dir / "elsewhere.jsonl"), str(loop)])
+    assert store.get(orphan) is not None
+    os.unlink(loop)
+    os.unlink(sessions_dir / "elsewhere.jsonl")
+    res = collect_garbage(ama_home, [str(sessions_dir)])
+    assert (res["removed"], res["unreadable"]) == (1, [])
+
+
+def test_special_files_named_like_sessions_are_skipped_unopened(ama_home, sessions_dir):
+    os.mkfifo(sessions_dir / "pipe.jsonl")  # opening it for reading would block for ever
+    (sessions_dir / "dir.jsonl").mkdir()
+    store = BlobStore(ama_home)
+    orphan = store.put(b"orphan")
+    age(store.path(orphan))
+    res = collect_garbage(ama_home, [str(sessions_dir)])
+    assert (res["removed"], res["unreadable"], res["sessions"]) == (1, [], 2)

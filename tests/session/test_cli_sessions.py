@@ -152,3 +152,13 @@ def test_fork_archive_rename_rm_restore_prune_flow(sessions_dir: Path, tmp_path:
     ama("sessions", "rm", child[:8])
     pruned = json.loads(ama("sessions", "prune", "--older-than", "0s", "--json").stdout)
     assert len(pruned["removed"]) == 1 and child in pruned["removed"][0]
+
+
+def test_prune_keeps_every_backup_while_a_session_file_cannot_be_read(sessions_dir: Path, tmp_path: Path) -> None:
+    link = sessions_dir / "on-another-disk.jsonl"
+    link.symlink_to(tmp_path / "not-mounted" / "s.jsonl")
+    r = ama("sessions", "prune")
+    assert f"cannot read session file {link}" in r.stderr
+    assert "kept all 0 backup blob(s): 1 session file(s) could not be read" in r.stdout
+    data = json.loads(ama("sessions", "prune", "--json").stdout)
+    assert data["fileHistory"]["unreadable"] == [str(link)] and data["fileHistory"]["removed"] == 0

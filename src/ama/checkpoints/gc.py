@@ -5,7 +5,10 @@
   default directory, the ones given, and those registered in ``file-history/roots.json``),
   then *sweep* blobs nobody names whose mtime is older than ``min_age_s`` (a blob being
   written, or reused, by a running session is young: ``BlobStore.put`` touches it).
-  Marking is conservative: any ``"blob": "<sha256>"`` in a file counts.
+  Marking is conservative: any ``"blob": "<sha256>"`` in a file counts, and a session file
+  that exists but cannot be read (permission, I/O error, a link to a missing disk) stops the
+  sweep: nothing is deleted, and the result names the files (``unreadable``).  Non-regular
+  files (a FIFO named ``*.jsonl``) are skipped without being opened.
 * :func:`register_sessions_dir`: sessions kept outside the default directory
   (``--session-dir``, ``AMA_SESSION_DIR``) are remembered in ``roots.json`` so that their
   references are seen.  A registered directory that no longer exists is dropped.
@@ -17,9 +20,11 @@ restored from their ``tools`` records).
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
+import stat
 import time
 
 from ama.checkpoints.paths import file_history_dir
@@ -90,14 +95,30 @@ def register_sessions_dir(data_dir: str | os.PathLike[str], sessions_dir: str | 
             _write_roots(data_dir, [*dirs, d])
 
 
-def _scan(path: str, into: set[str]) -> None:
+def _scan(path: str, into: set[str]) -> bool:
+    """Add the blobs ``path`` names to ``into``; False when it exists but cannot be read."""
     try:
-        with open(path, "rb") as f:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        # vanished since it was listed (deleted: its blobs are free), unless it is a link
+        # whose target is missing, e.g. on a disk that is not mounted now
+        return not os.path.islink(path)
+    except IsADirectoryError:
+        return True  # a directory named *.jsonl names no blob
+    except OSError as e:
+        return e.errno == errno.ENXIO  # a socket-like special file: not a session
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return True  # a FIFO or device named *.jsonl: never read (it could block)
+        with open(fd, "rb", closefd=False) as f:
             data = f.read()
     except OSError:
-        return
+        return False
+    finally:
+        os.close(fd)
     if b'"blob"' in data:
         into.update(m.decode() for m in _BLOB_REF.findall(data))
+    return True
 
 
 def collect_garbage(
@@ -109,8 +130,10 @@ def collect_garbage(
 ) -> dict:
     """Delete backup blobs no session file references and older than ``min_age_s``.
 
-    Returns ``{referenced, removed, bytes, kept, sessions, dryRun}``: referenced hashes
-    found, blobs removed (or that would be) and their bytes, blobs kept, files scanned."""
+    Returns ``{referenced, removed, bytes, kept, sessions, missingDirs, unreadable, dryRun}``:
+    referenced hashes found, blobs removed (or that would be) and their bytes, blobs kept,
+    files scanned, and the session files that could not be read.  When ``unreadable`` is not
+    empty nothing is removed: a blob such a file names cannot be told from an orphan."""
     data_dir = os.fspath(data_dir)
     registered = registered_dirs(data_dir)
     roots: list[str] = []
@@ -123,11 +146,24 @@ def collect_garbage(
             _write_roots(data_dir, [d for d in registered_dirs(data_dir) if d not in missing])
     referenced: set[str] = set()
     scanned = 0
+    unreadable: list[str] = []
     for root in roots:
         for trash in (False, True):
             for path in iter_session_files(root, trash=trash):
-                _scan(path, referenced)
+                if not _scan(path, referenced):
+                    unreadable.append(path)
                 scanned += 1
+    if unreadable:
+        return {
+            "referenced": len(referenced),
+            "removed": 0,
+            "bytes": 0,
+            "kept": _count_blobs(os.path.join(file_history_dir(data_dir), "blobs")),
+            "sessions": scanned,
+            "missingDirs": missing,
+            "unreadable": unreadable,
+            "dryRun": dry_run,
+        }
     blob_root = os.path.join(file_history_dir(data_dir), "blobs")
     now = time.time()
     removed = kept = freed = 0
@@ -167,8 +203,13 @@ def collect_garbage(
         "kept": kept,
         "sessions": scanned,
         "missingDirs": missing,
+        "unreadable": [],
         "dryRun": dry_run,
     }
+
+
+def _count_blobs(blob_root: str) -> int:
+    return sum(1 for sub in _listdir(blob_root) for name in _listdir(os.path.join(blob_root, sub)) if _SHA.match(name))
 
 
 def _listdir(path: str) -> list[str]:

@@ -339,5 +339,13 @@ def sessions_prune(args: argparse.Namespace) -> int:
         print(f"{verb} {p}")
     print(f"{verb} {len(res['removed'])} trashed session(s), {res['bytes']} bytes; {res['kept']} newer kept")
     fh = res["fileHistory"]
+    if fh["unreadable"]:
+        for p in fh["unreadable"]:
+            print(f"ama: cannot read session file {p}", file=sys.stderr)
+        print(
+            f"kept all {fh['kept']} backup blob(s): {len(fh['unreadable'])} session file(s) could not be read,"
+            " and a backup they name cannot be told from an unused one"
+        )
+        return 0
     print(f"{verb} {fh['removed']} unreferenced backup blob(s), {fh['bytes']} bytes; {fh['kept']} kept")
     return 0
