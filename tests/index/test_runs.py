@@ -206,33 +206,42 @@ def test_a_running_run_with_a_live_writer_is_running(ledger: dict) -> None:
 
 
 FINISHER = """
-import sys, time
+import os, sys, time
 from ama.session.store import Session
 s = Session.open(sys.argv[1])
-time.sleep(1.0)
+print("held", flush=True)
+while not os.path.exists(sys.argv[2]):  # the test says when the watcher has seen RUNNING
+    time.sleep(0.02)
 s.append_custom("ama.run", {"executionId": "run-cut", "status": "COMPLETED", "terminalReason": "stop", "stepIndex": 1,
                             "createdAt": "2026-03-01T10:00:00.000Z", "updatedAt": "2026-03-01T12:00:09.000Z"})
-time.sleep(0.5)
+time.sleep(0.3)
 s.close()
 """
 
 
-def test_watch_refreshes_until_the_run_ends(ledger: dict) -> None:
-    writer = subprocess.Popen([sys.executable, "-c", FINISHER, ledger["s"].path])
+def test_watch_refreshes_until_the_run_ends(ledger: dict, tmp_path) -> None:
+    go = tmp_path / "go"
+    writer = subprocess.Popen([sys.executable, "-c", FINISHER, ledger["s"].path, str(go)], stdout=subprocess.PIPE, text=True)
+    watcher = None
     try:
-        import time
-
-        time.sleep(0.3)  # the writer holds the lease: the run is RUNNING
-        p = subprocess.run(
+        assert writer.stdout is not None and writer.stdout.readline() == "held\n"  # the run is RUNNING
+        watcher = subprocess.Popen(
             ama_cmd("runs", "status", "run-cut", "--watch", "--interval", "0.2", "--json"),
-            capture_output=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
-            timeout=60,
         )
+        assert watcher.stdout is not None
+        first = json.loads(watcher.stdout.readline())
+        go.touch()
+        rest, err = watcher.communicate(timeout=60)
     finally:
+        go.touch()
         writer.wait(timeout=60)
-    assert p.returncode == 0, p.stderr
-    states = [json.loads(line)["status"] for line in p.stdout.splitlines()]
+        if watcher is not None and watcher.poll() is None:
+            watcher.kill()
+    assert watcher.returncode == 0, err
+    states = [first["status"]] + [json.loads(line)["status"] for line in rest.splitlines()]
     assert states[0] == "RUNNING" and states[-1] == "COMPLETED"
 
 

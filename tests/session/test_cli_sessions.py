@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -162,3 +163,19 @@ def test_prune_keeps_every_backup_while_a_session_file_cannot_be_read(sessions_d
     assert "kept all 0 backup blob(s): 1 session file(s) could not be read" in r.stdout
     data = json.loads(ama("sessions", "prune", "--json").stdout)
     assert data["fileHistory"]["unreadable"] == [str(link)] and data["fileHistory"]["removed"] == 0
+
+
+def test_a_fifo_named_like_a_session_never_blocks_a_reader(sessions_dir: Path, tmp_path: Path) -> None:
+    """Every reader opens session files without waiting: a FIFO is skipped by listings and
+    refused, with a clear error, when named directly."""
+    ws = tmp_path / "w"
+    ws.mkdir()
+    simple_session(sessions_dir, str(ws))
+    fifo = sessions_dir / "pipe.jsonl"
+    os.mkfifo(fifo)
+    assert "pipe" not in ama("sessions", "list", "--all").stdout
+    ama("stats")
+    ama("sessions", "search", "anything", "--all", check_rc=None)
+    for argv in (("sessions", "show", str(fifo)), ("sessions", "export", str(fifo))):
+        r = ama(*argv, check_rc=1)
+        assert "not a regular file" in r.stderr and "Traceback" not in r.stderr

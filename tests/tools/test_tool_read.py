@@ -92,6 +92,10 @@ async def test_errors(ctx, workspace):
     )
     assert await fails(read, ctx, path="nowhere/x") == f"File not found: {workspace}/nowhere/x"
     assert await fails(read, ctx, path=".") == f"{workspace} is a directory; use ls to list it."
+    os.mkfifo(workspace / "pipe")  # opening it would wait for a writer for ever
+    assert await fails(read, ctx, path="pipe") == (
+        f"{workspace}/pipe is not a regular file (a pipe, socket or device); it cannot be read."
+    )
     assert await fails(read, ctx, path="config.yaml", offset=5) == (
         f"offset 5 is past the end of {workspace}/config.yaml, which has 1 lines."
     )

@@ -112,7 +112,7 @@ def sessions_show(args: argparse.Namespace) -> int:
     from ama.session.lineage import lineage_of
     from ama.session.meta import derive
     from ama.session.projection import project
-    from ama.session.reader import parse_session
+    from ama.session.reader import open_regular, parse_session
     from ama.session.shortid import short_session_ids
     from ama.session.tree import SessionTree
 
@@ -122,7 +122,7 @@ def sessions_show(args: argparse.Namespace) -> int:
     else:
         path = resolve(root, args.id, damaged=True).path
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             raw = f.read()
     except OSError as e:
         raise AmaError(

@@ -16,7 +16,7 @@ from typing import Any
 from ama.errors import AmaError, InvalidArguments, NotFound
 from ama.session.cursor import decode_cursor, encode_cursor, sort_key
 from ama.session.layout import encode_cwd, iter_session_files, name_id
-from ama.session.reader import header_problem, read_header
+from ama.session.reader import header_problem, open_regular, read_header
 from ama.session.summary import SessionSummary, summarize_file, unreadable_summary
 
 MIN_PREFIX = 4
@@ -172,7 +172,7 @@ def file_problem(path: str) -> str | None:
     """Why the file at ``path`` cannot be listed as a session (``unreadable: Is a
     directory``, ``damaged header: line 1 is not valid JSON``), or None."""
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             first = f.readline(1 << 20)
     except OSError as e:
         return f"unreadable: {e.strerror or e}"

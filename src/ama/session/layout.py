@@ -10,6 +10,7 @@ trusting a directory or file name.  ``<sessions dir>/.trash/`` holds deleted ses
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator
 
 TRASH = ".trash"
@@ -55,13 +56,29 @@ def iter_session_files(sessions_dir: str, *, trash: bool = False, max_depth: int
                 continue
             if e.name.endswith(".jsonl"):
                 # whatever it is (a file, a dangling or looping link, a directory): a
-                # session the catalog must show, as unreadable if it cannot be read
-                yield e.path
+                # session the catalog must show, as unreadable if it cannot be read --
+                # except a FIFO, socket or device, which no session is and which a
+                # reader opening it could wait on for ever
+                if not _special(e):
+                    yield e.path
                 continue
             try:
-                if e.is_dir(follow_symlinks=False) and depth < max_depth:
-                    yield from walk(e.path, depth + 1)
+                is_dir = e.is_dir(follow_symlinks=False)
             except OSError:
                 continue
+            if is_dir and depth < max_depth:
+                yield from walk(e.path, depth + 1)
 
     yield from walk(root, 0)
+
+
+def _special(e: os.DirEntry[str]) -> bool:
+    """A FIFO, socket or device (through links); False when it is something else or
+    cannot be told (a dangling or looping link, listed and then reported unreadable)."""
+    try:
+        if e.is_file(follow_symlinks=False):  # from the directory entry: no system call
+            return False
+        mode = e.stat().st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode)

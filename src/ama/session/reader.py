@@ -11,9 +11,11 @@ are read best-effort and marked read-only.
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, BinaryIO
 
 import msgspec
 
@@ -103,8 +105,26 @@ class SessionData:
         return out
 
 
+def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
+    """Open a session file for reading; a FIFO, socket or device raises ``OSError`` at once
+    instead of blocking the reader (opened non-blocking, checked, then read normally)."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_NONBLOCK", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), os.fspath(path))
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def read_session(path: str | os.PathLike[str], *, keep_raw: bool = False) -> SessionData:
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         data = f.read()
     return parse_session(data, path=os.fspath(path), keep_raw=keep_raw)
 
@@ -245,7 +265,7 @@ def _parse(data: bytes, *, path: str | None, keep_raw: bool) -> SessionData:
 def read_header(path: str | os.PathLike[str]) -> SessionHeader | None:
     """The header of a session file from its first line only, or None if it has none."""
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             first = f.readline(1 << 20)
     except OSError:
         return None

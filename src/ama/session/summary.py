@@ -298,7 +298,9 @@ def unreadable_summary(path: str, err: OSError) -> SessionSummary:
 
 
 def summarize_file(path: str) -> SessionSummary:
-    with open(path, "rb") as f:
+    from ama.session.reader import open_regular
+
+    with open_regular(path) as f:
         st = os.fstat(f.fileno())
         data = f.read()
     return summarize_bytes(data, path, size=st.st_size, mtime_ns=st.st_mtime_ns)

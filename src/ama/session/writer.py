@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 
 from ama.errors import AmaError
 from ama.session import lease
@@ -74,6 +75,9 @@ class SessionWriter:
             raise NotFound(f"session file {path} does not exist") from None
         except OSError as e:
             raise AmaError("io_error", f"cannot open session file {path}: {e.strerror}") from None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise AmaError("io_error", f"cannot open session file {path}: not a regular file")
         try:
             lease.acquire(fd, path)
         except BaseException:

@@ -104,6 +104,9 @@ def make_read_tool(*, ops: FileOps | None = None) -> Tool:
             raise ToolError(not_found_text(path, fs)) from None
         if stat_mod.S_ISDIR(st.st_mode):
             raise ToolError(f"{path} is a directory; use ls to list it.")
+        if not stat_mod.S_ISREG(st.st_mode):
+            # a FIFO or device: reading could wait for ever or never end
+            raise ToolError(f"{path} is not a regular file (a pipe, socket or device); it cannot be read.")
         with fs.open_read(path) as f:
             head = f.read(SNIFF_BYTES)
             mime = image_mime(head)
