@@ -28,9 +28,7 @@ def ama(ws: Path, *args: str, rc: int | None = 0) -> subprocess.CompletedProcess
 @pytest.fixture
 def made(tmp_path: Path, ama_home: Path) -> tuple[Path, str, str]:
     """A workspace and its session: #1 created a.txt, #2 changed it and created b.txt, #3
-    only talked (its checkpoint records what #2 left: what ama last wrote is known only to
-    the process that wrote it, so a later process takes changes since the latest
-    checkpoint for changes made outside ama)."""
+    only talked (its checkpoint records what #2 left)."""
     ws = tmp_path / "ws"
     ws.mkdir()
     s1 = write_script(tmp_path / "s1.json", [{"toolCalls": [{"name": "write", "arguments": {"path": "a.txt", "content": "A1\n"}}]}, "wrote a"])
@@ -120,3 +118,32 @@ def test_exit_codes(made) -> None:
         ama(ws, "sessions", "rewind", sid[:8], "--dry-run")  # a dry run only reads
         ama(ws, "sessions", "rewind", sid[:8], "--list")
     assert (ws / "a.txt").read_text() == "A2\n"  # nothing was restored
+
+
+def test_the_last_turn_rewinds_from_a_new_process_without_false_conflicts(tmp_path: Path, ama_home: Path) -> None:
+    """`ama -p` edits and exits; `ama sessions rewind` in another process restores: the
+    edit/write results' `details.sha256` say the files on disk are ama's own work.  A file the
+    user changed since is still a conflict."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("orig\n")
+    (ws / "keep.txt").write_text("k\n")
+    script = write_script(
+        tmp_path / "s.json",
+        [
+            {"toolCalls": [{"name": "read", "arguments": {"path": "a.txt"}}, {"name": "read", "arguments": {"path": "keep.txt"}}]},
+            {"toolCalls": [
+                {"name": "edit", "arguments": {"path": "a.txt", "old_string": "orig", "new_string": "changed"}},
+                {"name": "edit", "arguments": {"path": "keep.txt", "old_string": "k", "new_string": "k2"}},
+                {"name": "write", "arguments": {"path": "new.txt", "content": "new\n"}},
+            ]},
+            "done",
+        ],
+    )  # fmt: skip
+    ama(ws, "-p", "change", "--model", script, "--permission-mode", "full-auto")
+    (ws / "keep.txt").write_text("the user's\n")  # changed by hand after ama's edit
+    (row,) = json.loads(ama(ws, "sessions", "list", "--json").stdout)["sessions"]
+    res = json.loads(ama(ws, "sessions", "rewind", row["id"][:8], "--json").stdout)["code"]
+    assert (res["restored"], res["deleted"], res["conflicts"]) == (["a.txt"], ["new.txt"], ["keep.txt"])
+    assert (ws / "a.txt").read_text() == "orig\n" and not (ws / "new.txt").exists()
+    assert (ws / "keep.txt").read_text() == "the user's\n"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 
@@ -24,7 +25,12 @@ async def test_write_creates_file_and_parents(ctx, workspace):
     p = workspace / "deep/er/new.txt"
     assert p.read_text() == "a\nb\n"
     assert text(r) == f"Created {p} (2 lines, 4 bytes)."
-    assert r.details == {"path": str(p), "created": True, "bytes": 4, "lines": 2}
+    sha = hashlib.sha256(b"a\nb\n").hexdigest()  # what was written: a rewind in a later process trusts it
+    assert r.details == {"path": str(p), "created": True, "bytes": 4, "lines": 2, "sha256": sha}
+    os.mkfifo(workspace / "pipe")
+    assert await fails(write_tool, ctx, path="pipe", content="x") == (
+        f"{workspace}/pipe is not a regular file (a pipe, socket or device)."
+    )
 
 
 async def test_write_existing_requires_read(ctx, workspace):

@@ -95,10 +95,13 @@ class CheckpointTracker:
         self.blobs = BlobStore(self.data_dir)
         self.history = History()
         self.enabled = self.mode != "off" and bool(getattr(session, "persisted", True))
+        #: key -> sha256 of what ama last wrote there: from this process's writes, and on
+        #: opening a session from the ``details.sha256`` of its edit/write results, so that
+        #: rewinding the last turn from a new process sees ama's own work as known
+        self.last_written: dict[str, str] = {}
         if self.enabled:
             self.history.replay(session.entries)
-        #: key -> sha256 of what ama last wrote there (this process only)
-        self.last_written: dict[str, str] = {}
+            self._replay_writes(session.entries)
         self._failed: set[str] = set()
         self._lock = threading.RLock()
         self._shadow: ShadowGit | None = None
@@ -107,6 +110,18 @@ class CheckpointTracker:
         #: checkpoint's (this process only; the next checkpoint supersedes it)
         self._after_command: str | None = None
         self._registered = False
+
+    def _replay_writes(self, entries: Any) -> None:
+        for e in entries:
+            msg = getattr(e, "message", None)
+            if getattr(msg, "tool_name", None) not in ("edit", "write") or getattr(msg, "is_error", True):
+                continue
+            details = getattr(msg, "details", None)
+            if not isinstance(details, dict):
+                continue
+            path, sha = details.get("path"), details.get("sha256")
+            if isinstance(path, str) and path and isinstance(sha, str) and len(sha) == 64:
+                self.last_written[self.key(path)] = sha
 
     # --- helpers ----------------------------------------------------------------------
 

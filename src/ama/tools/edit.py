@@ -9,13 +9,12 @@ with LF.  The result carries a unified diff in ``details.diff``.
 from __future__ import annotations
 
 import re
-import stat as stat_mod
 
 from ama.tools.base import BuiltinTool, Tool, ToolError, ToolResult
 from ama.tools.context import ToolContext, display_path, resolve_path
 from ama.tools.diff import unified_diff
 from ama.tools.fileops import LOCAL, FileOps, not_found_text
-from ama.tools.write import commit_write
+from ama.tools.write import commit_write, refuse_special
 
 DESCRIPTION = """Edit a file by exact string replacement: replaces old_string with new_string.
 - The file must have been read in this session (with read) and be unchanged since; otherwise read it first.
@@ -102,8 +101,7 @@ def make_edit_tool(*, ops: FileOps | None = None) -> Tool:
             st = fs.stat(path)
         except FileNotFoundError:
             raise ToolError(not_found_text(path, fs)) from None
-        if stat_mod.S_ISDIR(st.st_mode):
-            raise ToolError(f"{path} is a directory.")
+        refuse_special(path, st)
         problem = ctx.read_files.check(path)
         if problem:
             raise ToolError(problem)
@@ -124,12 +122,12 @@ def make_edit_tool(*, ops: FileOps | None = None) -> Tool:
                 "Include more surrounding context to make it unique, or set replace_all to true to replace every occurrence."
             )
         updated = content.replace(old, new) if replace_all else content.replace(old, new, 1)
-        commit_write(fs, ctx, path, updated.encode("utf-8", "surrogateescape"))
+        sha = commit_write(fs, ctx, path, updated.encode("utf-8", "surrogateescape"))
         first = line_of(content, found[0])
         count = len(found) if replace_all else 1
         what = f"{count} occurrences" if count > 1 else f"1 occurrence at line {first}"
         diff = unified_diff(_printable(content), _printable(updated), display_path(path, ctx.cwd))
-        details = {"path": path, "diff": diff, "replacements": count, "firstChangedLine": first}
+        details = {"path": path, "diff": diff, "replacements": count, "firstChangedLine": first, "sha256": sha}
         return ToolResult.text(f"Edited {path}: replaced {what}.", details)
 
     return BuiltinTool("edit", "Edit", DESCRIPTION, PARAMETERS, False, run, _check)

@@ -8,6 +8,7 @@ unchanged since (``ReadFiles.check``).
 from __future__ import annotations
 
 import hashlib
+import os
 import stat as stat_mod
 
 from ama.tools.base import BuiltinTool, Tool, ToolError, ToolResult
@@ -35,14 +36,26 @@ PARAMETERS = {
 }
 
 
-def commit_write(fs: FileOps, ctx: ToolContext, path: str, data: bytes) -> None:
-    """Write ``data`` to ``path`` with the checkpoint hooks around it, then record it as read."""
+def commit_write(fs: FileOps, ctx: ToolContext, path: str, data: bytes) -> str:
+    """Write ``data`` to ``path`` with the checkpoint hooks around it, then record it as read.
+    Returns the sha256 of what was written (``details.sha256``: a later process's rewind
+    knows from it that the file on disk is ama's work, not somebody else's change)."""
     if ctx.before_write is not None:
         ctx.before_write(path)
     fs.write_bytes(path, data)
     if ctx.after_write is not None:
         ctx.after_write(path, data)
-    ctx.read_files.record(path, sha256=hashlib.sha256(data).hexdigest())
+    sha = hashlib.sha256(data).hexdigest()
+    ctx.read_files.record(path, sha256=sha)
+    return sha
+
+
+def refuse_special(path: str, st: os.stat_result) -> None:
+    """A FIFO, socket or device is neither read nor written: either could block for ever."""
+    if stat_mod.S_ISDIR(st.st_mode):
+        raise ToolError(f"{path} is a directory.")
+    if not stat_mod.S_ISREG(st.st_mode):
+        raise ToolError(f"{path} is not a regular file (a pipe, socket or device).")
 
 
 def make_write_tool(*, ops: FileOps | None = None) -> Tool:
@@ -57,18 +70,17 @@ def make_write_tool(*, ops: FileOps | None = None) -> Tool:
             st = None
         old: str | None = None
         if st is not None:
-            if stat_mod.S_ISDIR(st.st_mode):
-                raise ToolError(f"{path} is a directory.")
+            refuse_special(path, st)
             problem = ctx.read_files.check(path)
             if problem:
                 raise ToolError(problem)
             with fs.open_read(path) as f:
                 old = f.read().decode("utf-8", "replace")
         data = content.encode("utf-8")
-        commit_write(fs, ctx, path, data)
+        sha = commit_write(fs, ctx, path, data)
         lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
         verb = "Created" if old is None else "Overwrote"
-        details: dict = {"path": path, "created": old is None, "bytes": len(data), "lines": lines}
+        details: dict = {"path": path, "created": old is None, "bytes": len(data), "lines": lines, "sha256": sha}
         if old is not None:
             details["diff"] = unified_diff(old, content, display_path(path, ctx.cwd))
         plural = "" if lines == 1 else "s"
