@@ -195,3 +195,20 @@ def test_exec_command_cannot_inject_into_the_terminal(bwrap_status: SandboxStatu
     legacy = Path("/proc/sys/dev/tty/legacy_tiocsti")
     if legacy.exists() and legacy.read_text().strip() == "1":
         assert b"INJECTED" in control  # the same command outside the sandbox does inject
+
+
+def test_exec_scrubs_credentials_by_name_and_by_value(bwrap_status: SandboxStatus, tmp_path: Path):
+    """The same environment policy as the bash tool: names that hold credentials, and values
+    shaped like a token whatever the name (sandbox/ itself checks only names)."""
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    proc = ama(
+        "exec",
+        "--",
+        "env",
+        cwd=tmp_path,
+        env={"INNOCENT_NAME": token, "MY_API_TOKEN": "x", "DATABASE_URL": "postgres://u:pw@db/x", "PLAIN": "kept"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "PLAIN=kept" in proc.stdout
+    for gone in (token, "MY_API_TOKEN", "pw@db"):
+        assert gone not in proc.stdout

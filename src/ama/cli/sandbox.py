@@ -160,6 +160,7 @@ def sandbox_exec(args: argparse.Namespace) -> int:
       ama sandbox exec --network allow -- curl -sI https://example.com"""
     from ama.sandbox import SandboxError, make_bash_sandbox, spawn
     from ama.sandbox.bash import expand_path, read_settings
+    from ama.tools.bash_env import scrub_env
 
     command = args.command[1:] if args.command[:1] == ["--"] else list(args.command)
     if not command:
@@ -199,7 +200,10 @@ def sandbox_exec(args: argparse.Namespace) -> int:
         except SandboxError as e:
             raise AmaError("sandbox_failed", str(e)) from None
         try:
-            proc = spawn(wrapped.argv, env=wrapped.env, pass_fds=wrapped.pass_fds, cwd=cwd)
+            # the value checks of the bash tool too (sandbox/ only drops names): a variable
+            # whose value looks like a token never reaches the command
+            env = scrub_env(wrapped.env, sandbox.env_allow, sandbox.env_deny)[0]
+            proc = spawn(wrapped.argv, env=env, pass_fds=wrapped.pass_fds, cwd=cwd)
         except OSError as e:
             raise AmaError("sandbox_failed", f"cannot start {wrapped.argv[0]}: {e.strerror}") from None
         finally:
