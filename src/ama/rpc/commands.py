@@ -139,9 +139,12 @@ async def cmd_follow_up(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
 
 @command("abort")
 async def cmd_abort(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
-    was = srv.agent.busy
+    maintenance = srv.maintenance if srv.maintenance is not None and not srv.maintenance.done() else None
+    was = srv.agent.busy or maintenance is not None
     dropped = srv.agent.abort()
     await srv.agent.wait_idle()
+    if maintenance is not None:  # a compaction or summary: it answers (aborted) before this does
+        await asyncio.wait([maintenance])
     return {"aborted": was, "dropped": [t for t, _ in dropped]}
 
 

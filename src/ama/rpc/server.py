@@ -17,13 +17,21 @@ import os
 import sys
 from typing import Any
 
-from ama.errors import AmaError
+from ama.errors import AmaError, Busy
 from ama.rpc import commands as cmds
 from ama.rpc.broker import RpcBroker
 from ama.rpc.jsonl import MAX_LINE_BYTES, TooLarge, dumps, open_reader, read_lines, scan_line
 
 PROTOCOL_VERSION = 1
 CAPABILITIES = ["approvals", "images", "hooks", "plans"]
+
+
+#: commands that run model requests on an idle agent: answered when done, while the loop reads on
+MAINTENANCE = frozenset({"compact", "summarize_from", "summarize_up_to"})
+#: what may come in meanwhile (besides every get_*): the rest is refused as busy
+WHILE_MAINTAINING = frozenset(
+    {"abort", "permission_response", "set_client_capabilities", "export", "search", "get_fork_messages"}
+)
 
 
 class RpcServer:
@@ -34,6 +42,10 @@ class RpcServer:
         self.agent: Any = None
         self._unsubscribe: Any = None
         self._runs: set[asyncio.Task] = set()
+        #: a long command on an idle agent (compact, summarize_*) runs here while the loop
+        #: keeps reading, so that ``abort`` reaches it; see ``handle``
+        self.maintenance: asyncio.Task | None = None
+        self._maintaining = ""
         self.current_id: Any = None
         self.current_command: str | None = None
         from ama.config.paths import sessions_dir
@@ -124,7 +136,20 @@ class RpcServer:
         if name not in cmds.HANDLERS:
             self.respond(name, rid, error=AmaError("unknown_command", f"unknown command {name!r}"))
             return
+        busy = self.maintenance is not None and not self.maintenance.done()
+        if busy and name not in WHILE_MAINTAINING and not name.startswith("get_"):
+            err = Busy(f"{name}: a {self._maintaining} is in progress; send abort or wait for its response")
+            self.respond(name, rid, error=err)
+            return
         self.current_id, self.current_command = rid, name
+        if name in MAINTENANCE:
+            self._maintaining = name
+            self.maintenance = asyncio.ensure_future(self._run(name, rid, msg))
+            self.track(self.maintenance)
+            return
+        await self._run(name, rid, msg)
+
+    async def _run(self, name: str, rid: Any, msg: dict[str, Any]) -> None:
         try:
             params = cmds.check_params(name, msg)
             data = await cmds.HANDLERS[name](self, params)
