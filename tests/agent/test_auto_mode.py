@@ -185,3 +185,30 @@ def test_other_modes_carry_no_auto_decision(ws: Path, ama_home: Path, server: Cl
 
     events = run(go())
     assert "autoDecision" not in ends(events)[0] and server.requests == 0
+
+
+def test_auto_from_the_config_and_the_sdk(ws: Path, ama_home: Path, server: ClassifierServer) -> None:
+    from ama.sdk import create_agent
+
+    (ama_home / "config.json").write_text(json.dumps({
+        "permissionMode": "auto", "providers": {"judge": server.provider()},
+        "permissions": {"classifier": {"model": "judge/judge-small"}},
+    }))  # fmt: skip
+    model = write_script(ws.parent / "script.json", calls("make all"))
+
+    async def go():
+        agent, _events = await make_agent(ws, model)
+        assert agent.permissions.mode == "auto"
+        await agent.close()
+        sdk = await create_agent(cwd=str(ws), model=model, session="memory", permission_mode="auto",
+                                 approve=lambda _req: asyncio.sleep(0, "deny"))  # fmt: skip
+        events: list[dict] = []
+        sdk.subscribe(events.append)
+        try:
+            await sdk.prompt("build")
+        finally:
+            await sdk.close()
+        return events
+
+    events = run(go())
+    assert ends(events)[0]["autoDecision"]["layer"] == "classifier" and server.requests == 1
