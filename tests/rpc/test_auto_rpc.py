@@ -77,6 +77,8 @@ def test_print_mode_auto_denies_a_classifier_ask(tmp_path: Path, ama_home: Path)
     assert not (ws / "made-by-make").exists() and server.requests == 1
     usage = [e for e in events if e.get("type") == "entry_appended" and e["entry"]["type"] == "usage"]
     assert [u["entry"]["kind"] for u in usage] == ["permission_classify"]
+    stats = subprocess.run(ama_cmd("stats", "--json"), cwd=ws, capture_output=True, text=True, timeout=60)
+    assert json.loads(stats.stdout)["requestsByKind"]["permission_classify"] == 1, stats.stderr
 
 
 def test_cli_rejects_an_unknown_mode(tmp_path: Path, ama_home: Path) -> None:
