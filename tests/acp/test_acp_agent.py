@@ -311,6 +311,8 @@ async def test_stop_reasons_errors_and_modes(tmp_path: Path) -> None:
         assert await stop("five") == "max_turn_requests"  # ran without asking, then the turn limit
         assert (tmp_path / "auto.txt").read_text() == "auto\n"
         assert client.asks == []
+        await conn.set_session_mode(session_id=sid, mode_id="auto")
+        assert of_kind(client.take(), "current_mode_update")[-1]["currentModeId"] == "auto"
         with pytest.raises(RequestError):
             await conn.set_session_mode(session_id=sid, mode_id="yolo")
         with pytest.raises(RequestError):

@@ -49,7 +49,7 @@ READ_ONLY_COMMANDS = frozenset({
     "false", "test", "[", "[[", "sleep", "jq", "cd", "pushd", "popd", "ps", "nproc", "seq", "md5sum",
     "sha1sum", "sha256sum", "sha512sum", "cksum", "xxd", "od", "hexdump", "strings", "column", "nl", "tac",
     "rev", "comm", "join", "paste", "expand", "unexpand", "fold", "less", "more", "bat", "locale", "groups",
-    "uptime", "free", "lsof", "printenv", "tty", "cal", "fd", "exa", "eza", "lsblk", "getconf",
+    "uptime", "free", "lsof", "tty", "cal", "fd", "exa", "eza", "lsblk", "getconf",
 })
 #: Programs that change only the files they name: allowed when every one is in the workspace
 #: (or a temp directory; the rule layer asked for anything else).
