@@ -70,6 +70,8 @@ def test_rm_r_dist_in_the_workspace_with_the_sandbox_on_still_asks() -> None:
         ("echo x > /home/u/other/f", ("rule", "ask")),
         ("cp a.txt ../sibling/", ("rule", "ask")),
         ("echo x > $OUT", ("rule", "ask")),
+        ("mkdir -p /home/u/elsewhere", ("rule", "ask")),
+        ("mkdir -m 700 build/cache", ("static", "allow")),
         ("mkdir -p build && cd build && touch ../../x", ("rule", "ask")),
         # dangerous table and the other shared steps are the rule layer too
         ("git push --force", ("rule", "ask")),

@@ -158,6 +158,9 @@ def deletes(cmd: Command) -> bool:
 def _writes_outside(cmd: Command, place: Place) -> str | None:
     """A path word ``cmd`` writes outside the workspace and the temp directories."""
     words = written(cmd, deletes=False)
+    if cmd.name == "mkdir":  # not in ``written``: it makes what it names
+        before, after = _git.positionals(cmd.inner[1:], frozenset({"-m", "--mode", "--context"}))
+        words = words + before + after
     if cmd.scan is not None and cmd.scan.literals:
         words = words + [w for w in cmd.scan.literals if w.startswith(("/", "~"))]
     for word in words:
