@@ -212,3 +212,41 @@ def test_auto_from_the_config_and_the_sdk(ws: Path, ama_home: Path, server: Clas
 
     events = run(go())
     assert ends(events)[0]["autoDecision"]["layer"] == "classifier" and server.requests == 1
+
+
+def _bwrap() -> bool:
+    from ama.sandbox import detect
+
+    return detect().kind == "bwrap"
+
+
+@pytest.mark.skipif(not _bwrap(), reason="no working bubblewrap here")
+def test_real_sandbox_rm_r_dist_asks_in_auto_but_runs_in_default(ws: Path, ama_home: Path, server: ClassifierServer) -> None:
+    """The seed's trade-off with the real OS sandbox: default + sandbox runs ``rm -r dist``;
+    auto asks at the rule layer (unattended: denied, dist kept).  The classifier's call is
+    told the sandbox is on and denies network."""
+    configure(ama_home, server)
+    (ws / "dist").mkdir()
+    (ws / "dist" / "a.js").write_text("x")
+    model = write_script(ws.parent / "script.json", calls("rm -r dist", "make -v"))
+
+    async def go(mode: str):
+        agent, events = await make_agent(ws, model, permission_mode=mode, sandbox="auto")
+        try:
+            await agent.prompt("clean up")
+        finally:
+            await agent.close()
+        return events
+
+    events = run(go("auto"))
+    first, second = ends(events)
+    assert first["denied"] is True and first["autoDecision"]["layer"] == "rule"
+    assert (ws / "dist" / "a.js").exists()
+    assert second["autoDecision"]["layer"] == "classifier" and "denied" not in second
+    assert "os_sandbox: on (writes limited to the workspace and temp directories; network denied)" in server.prompts()[0]
+    from ama.ai import reset_scripted
+
+    reset_scripted()
+    events = run(go("default"))
+    assert "denied" not in ends(events)[0] and "autoDecision" not in ends(events)[0]
+    assert not (ws / "dist").exists()
