@@ -133,6 +133,10 @@ def test_a_classifier_outage_asks(ws: Path, ama_home: Path, server: ClassifierSe
     word = {"500": "request failed", "hang": "did not answer within 1 s", "garbage": "not the JSON"}[behaviour]
     assert word in auto[0]["reason"]
     assert server.requests == 2  # a failure is not cached: the next call asks the classifier again
+    usage = [e for e in _agent.session.entries if isinstance(e, UsageEntry)]
+    assert [u.kind for u in usage] == ["permission_classify"] * 2  # one per request sent
+    tokens = (100, 10) if behaviour == "garbage" else (0, 0)
+    assert all((u.usage.input, u.usage.output) == tokens for u in usage)
 
 
 def test_classifier_ask_unattended_is_denied(ws: Path, ama_home: Path, server: ClassifierServer) -> None:

@@ -3,8 +3,8 @@
 ``ModelClassifier`` is the ``ama.permissions.Classifier`` the composition root gives the
 session's ``PermissionSession``.  The model is ``permissions.classifier.model``, else the small
 model of the session model's family (``ama.ai.models.small_model_ref``), else the session
-model itself.  Every request that got an answer appends a ``usage`` entry with
-``kind: "permission_classify"`` (cost from the model's price table).  A failure — an HTTP
+model itself.  Every request sent appends a ``usage`` entry with ``kind:
+"permission_classify"`` (cost from the model's price table; zero tokens when it failed).  A failure — an HTTP
 error, no answer within ``permissions.classifier.timeoutMs``, an unknown model — is an "ask"
 (``Verdict.failed``: not cached).  See docs/permissions.md "auto mode".
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from ama.messages import TextContent, UserMessage, text_of
+from ama.messages import TextContent, Usage, UserMessage, text_of
 from ama.permissions import CLASSIFIER_PROMPT, ClassifyRequest, Verdict, parse_answer
 from ama.session.entries import MessageEntry
 
@@ -85,16 +85,19 @@ class ModelClassifier:
             timeout=self.timeout_s,
         )
         self.requests += 1
+        usage = Usage()
         try:
             msg = await asyncio.wait_for(complete(model, ctx, opts), self.timeout_s)
+            usage = msg.usage
         except TimeoutError:
             return Verdict("ask", f"the permission classifier did not answer within {self.timeout_s:g} s", failed=True)
         except Exception as exc:  # a provider bug must not run the call unchecked
             return Verdict("ask", f"the permission classifier failed: {type(exc).__name__}: {exc}", failed=True)
+        finally:  # every request sent is one usage entry, failed ones included (zero tokens)
+            agent.session.append_usage(USAGE_KIND, model.provider, model.id, usage)
         if msg.stop_reason in ("error", "aborted"):
             detail = msg.error_message or msg.stop_reason
             return Verdict("ask", f"the permission classifier request failed: {_first_line(detail)}", failed=True)
-        agent.session.append_usage(USAGE_KIND, model.provider, model.id, msg.usage)
         text = "".join(b.text for b in msg.content if isinstance(b, TextContent))
         return parse_answer(text)
 
