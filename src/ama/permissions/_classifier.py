@@ -49,12 +49,14 @@ class ClassifyRequest:
     os_sandbox: str
 
     def prompt(self) -> str:
-        text = json.dumps(self.input, ensure_ascii=False, sort_keys=True)
+        # "<" as \u003c: still the same JSON, and no text in it can close the <call> tag
+        text = json.dumps(self.input, ensure_ascii=False, sort_keys=True).replace("<", "\\u003c")
         if len(text) > MAX_INPUT_CHARS:
             text = text[:MAX_INPUT_CHARS] + " …(cut)"
         intent = self.intent.strip() or "(no user message yet)"
         if len(intent) > MAX_INTENT_CHARS:
             intent = "…" + intent[-MAX_INTENT_CHARS:]
+        intent = intent.replace("</user_intent", "<\\/user_intent")
         return (
             f"<call>\ntool: {self.tool}\ninput: {text}\n</call>\n"
             f"workspace: {self.workspace}\n"
