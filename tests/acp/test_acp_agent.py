@@ -40,13 +40,14 @@ async def test_initialize_and_new_session(tmp_path: Path, ama_home: Path) -> Non
         mcp = McpServerStdio(name="x", command="/bin/true", args=[], env=[])
         new = await conn.new_session(cwd=str(work), mcp_servers=[mcp])  # ignored, with a note
         assert new.modes.current_mode_id == "default"
-        assert {m.id for m in new.modes.available_modes} == {
-            "default",
-            "auto-edit",
+        assert [m.id for m in new.modes.available_modes] == [
             "plan",
             "allowlist",
+            "default",
+            "auto-edit",
+            "auto",
             "full-auto",
-        }
+        ]
         with pytest.raises(RequestError):
             await conn.new_session(cwd="relative/dir", mcp_servers=[])
         await conn.prompt(session_id=new.session_id, prompt=[text_block("hello")])  # the file is written
@@ -310,6 +311,8 @@ async def test_stop_reasons_errors_and_modes(tmp_path: Path) -> None:
         assert await stop("five") == "max_turn_requests"  # ran without asking, then the turn limit
         assert (tmp_path / "auto.txt").read_text() == "auto\n"
         assert client.asks == []
+        await conn.set_session_mode(session_id=sid, mode_id="auto")
+        assert of_kind(client.take(), "current_mode_update")[-1]["currentModeId"] == "auto"
         with pytest.raises(RequestError):
             await conn.set_session_mode(session_id=sid, mode_id="yolo")
         with pytest.raises(RequestError):

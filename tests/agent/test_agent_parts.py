@@ -48,6 +48,9 @@ class CountingPermissions:
         self.asked.append(tool_name)
         return self.inner.decide(tool_name, args, read_only=read_only, hook=hook)
 
+    async def settle(self, tool_name, args, decision, *, intent=""):  # type: ignore[no-untyped-def]
+        return await self.inner.settle(tool_name, args, decision, intent=intent)
+
     def resolve(self, decision, answer):  # type: ignore[no-untyped-def]
         return self.inner.resolve(decision, answer)
 

@@ -72,3 +72,17 @@ def test_set_model_refuses_an_unknown_model_with_did_you_mean(tmp_path: Path, am
     assert "unknown model 'openai/gpt-4.1x'; did you mean openai/gpt-4.1" in err
     assert not (ama_home / "config.json").exists()
     ama("set", "model", "openai/gpt-4.1", cwd=tmp_path)
+
+
+def test_three_level_keys_nest_and_auto_is_a_mode(tmp_path: Path, ama_home: Path) -> None:
+    ama("set", "permissions.classifier.model", "openai/gpt-4.1-mini", cwd=tmp_path)
+    ama("set", "permissions.deny", '["bash(rm:*)"]', cwd=tmp_path)
+    ama("set", "permissionMode", "auto", cwd=tmp_path)
+    data = json.loads((ama_home / "config.json").read_text())
+    assert data == {"permissions": {"classifier": {"model": "openai/gpt-4.1-mini"}, "deny": ["bash(rm:*)"]},
+                    "permissionMode": "auto"}  # fmt: skip
+    assert ama("get", "permissions.classifier.model", cwd=tmp_path).stdout.strip() == "openai/gpt-4.1-mini"
+    ama("unset", "permissions.classifier.model", cwd=tmp_path)
+    assert json.loads((ama_home / "config.json").read_text())["permissions"] == {"deny": ["bash(rm:*)"]}
+    bad = ama("set", "permissionMode", "autox", cwd=tmp_path, rc=2)
+    assert "auto-edit, auto, full-auto" in bad.stderr and "'autox'" in bad.stderr

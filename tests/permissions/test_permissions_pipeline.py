@@ -22,24 +22,24 @@ def action(tool: str, args: dict, c: PermissionContext, **kw) -> str:
     return decide(tool, args, c, **kw).action
 
 
-# tool call -> expected action per mode (plan, allowlist, default, auto-edit, full-auto)
+# tool call -> expected action per mode (plan, allowlist, default, auto-edit, auto, full-auto)
 MODE_TABLE = [
-    ("read", {"path": "src/a.py"}, "allow ask allow allow allow"),
-    ("grep", {"pattern": "x"}, "allow ask allow allow allow"),
-    ("ls", {}, "allow ask allow allow allow"),
-    ("find", {"path": "/etc"}, "allow ask allow allow allow"),
-    ("edit", {"path": "src/a.py"}, "deny ask ask allow allow"),
-    ("write", {"path": "/ws/new/file.txt"}, "deny ask ask allow allow"),
-    ("write", {"path": "../other/x"}, "deny ask ask ask allow"),
-    ("edit", {"path": "/etc/hosts"}, "deny ask ask ask allow"),
-    ("edit", {"path": ".ama/config.json"}, "deny ask ask ask allow"),
-    ("write", {"path": ".git/hooks/pre-commit"}, "deny ask ask ask allow"),
-    ("edit", {"path": ".git/config"}, "deny ask ask ask allow"),
-    ("edit", {"path": ".git/info/exclude"}, "deny ask ask allow allow"),
-    ("edit", {}, "deny ask ask ask allow"),
-    ("bash", {"command": "ls"}, "deny ask ask ask allow"),
-    ("todo", {"action": "get"}, "allow allow allow allow allow"),
-    ("todo", {"action": "set", "items": []}, "deny allow allow allow allow"),
+    ("read", {"path": "src/a.py"}, "allow ask allow allow allow allow"),
+    ("grep", {"pattern": "x"}, "allow ask allow allow allow allow"),
+    ("ls", {}, "allow ask allow allow allow allow"),
+    ("find", {"path": "/etc"}, "allow ask allow allow allow allow"),
+    ("edit", {"path": "src/a.py"}, "deny ask ask allow allow allow"),
+    ("write", {"path": "/ws/new/file.txt"}, "deny ask ask allow allow allow"),
+    ("write", {"path": "../other/x"}, "deny ask ask ask ask allow"),
+    ("edit", {"path": "/etc/hosts"}, "deny ask ask ask ask allow"),
+    ("edit", {"path": ".ama/config.json"}, "deny ask ask ask ask allow"),
+    ("write", {"path": ".git/hooks/pre-commit"}, "deny ask ask ask ask allow"),
+    ("edit", {"path": ".git/config"}, "deny ask ask ask ask allow"),
+    ("edit", {"path": ".git/info/exclude"}, "deny ask ask allow allow allow"),
+    ("edit", {}, "deny ask ask ask ask allow"),
+    ("bash", {"command": "ls"}, "deny ask ask ask allow allow"),
+    ("todo", {"action": "get"}, "allow allow allow allow allow allow"),
+    ("todo", {"action": "set", "items": []}, "deny allow allow allow allow allow"),
 ]
 
 

@@ -31,13 +31,13 @@ CASES = {
 ASK3, ALLOW3 = ("ask",) * 3, ("allow",) * 3
 EXPECTED: dict[str, dict[str, tuple[str, str, str]]] = {
     "plain": {"allowlist": ASK3, "default": ("allow", "ask", "ask"), "auto-edit": ("allow", "ask", "ask"),
-              "full-auto": ALLOW3},
-    "dangerous": {"allowlist": ASK3, "default": ASK3, "auto-edit": ASK3, "full-auto": ASK3},
+              "auto": ALLOW3, "full-auto": ALLOW3},
+    "dangerous": {"allowlist": ASK3, "default": ASK3, "auto-edit": ASK3, "auto": ASK3, "full-auto": ASK3},
     "deny_rule": {m: ("deny",) * 3 for m in MODES},
-    "hook_ask": {"allowlist": ASK3, "default": ASK3, "auto-edit": ASK3, "full-auto": ASK3},
-    "secret": {"allowlist": ASK3, "default": ASK3, "auto-edit": ASK3, "full-auto": ASK3},
-    "nested_secret": {"allowlist": ASK3, "default": ASK3, "auto-edit": ASK3, "full-auto": ASK3},
-    "sandbox_false": {"allowlist": ASK3, "default": ASK3, "auto-edit": ASK3, "full-auto": ALLOW3},
+    "hook_ask": {"allowlist": ASK3, "default": ASK3, "auto-edit": ASK3, "auto": ASK3, "full-auto": ASK3},
+    "secret": {"allowlist": ASK3, "default": ASK3, "auto-edit": ASK3, "auto": ASK3, "full-auto": ASK3},
+    "nested_secret": {"allowlist": ASK3, "default": ASK3, "auto-edit": ASK3, "auto": ASK3, "full-auto": ASK3},
+    "sandbox_false": {"allowlist": ASK3, "default": ASK3, "auto-edit": ASK3, "auto": ASK3, "full-auto": ALLOW3},
 }  # fmt: skip
 SOURCES = {"dangerous": "dangerous", "deny_rule": "rule", "hook_ask": "hook", "secret": "secret",
            "nested_secret": "secret"}  # fmt: skip

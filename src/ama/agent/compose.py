@@ -223,6 +223,9 @@ def build_agent(opts: AgentOptions) -> tuple[AgentSession, list[str]]:
             explicit_mode=opts.permission_mode is not None,
         )
         agent = AgentSession(session=session, model=model, tools=tools, parts=parts, settings=settings)
+        from ama.agent.auto_classifier import from_config
+
+        permissions.classifier = from_config(agent, config)  # auto mode's last layer
         if session.entries:  # resumed: the files it read are known again (resume_reads)
             from ama.agent.resume_reads import rebuild_read_files
 

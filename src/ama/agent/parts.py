@@ -54,6 +54,10 @@ class Permissions(Protocol):
         hook: HookVerdict | None = None,
     ) -> Decision: ...  # fmt: skip
 
+    async def settle(
+        self, tool_name: str, args: dict[str, Any] | None, decision: Decision, *, intent: str = ""
+    ) -> Decision: ...  # auto mode: the classifier's verdict on a pending "ask"
+
     def resolve(self, decision: Decision, answer: Answer) -> Decision: ...
 
 

@@ -44,6 +44,8 @@ async def _ask(agent: AgentSession, call: ToolCall, decision: Decision, hook_rea
     }
     if hook_reason:
         req["hookReason"] = hook_reason
+    if decision.auto is not None:
+        req["autoDecision"] = decision.auto.to_json()
     args = call.arguments if isinstance(call.arguments, dict) else {}
     preview = permission_preview(call.name, args, agent.cwd, sandboxed=decision.sandboxed, sandbox=agent.bash_sandbox)
     if preview is not None:
@@ -75,6 +77,7 @@ async def execute_call(agent: AgentSession, call: ToolCall) -> tuple[ToolResultM
     agent.emit(event("tool_execution_start", toolCallId=call.id, toolName=call.name, args=args))
     tool = agent.tools_by_name.get(call.name)
     denied = False
+    auto = None  # auto mode: the layer that decided (autoDecision)
     result: ToolResult
     if tool is None:
         names = ", ".join(sorted(agent.tools_by_name))
@@ -92,6 +95,11 @@ async def execute_call(agent: AgentSession, call: ToolCall) -> tuple[ToolResultM
             )
             agent.emit_hook_records(hook)
         decision = agent.permissions.decide(call.name, args, read_only=tool.read_only, hook=hook)
+        if decision.pending:  # auto mode: the classifier judges it
+            from ama.agent.auto_classifier import recent_intent
+
+            decision = await agent.permissions.settle(call.name, args, decision, intent=recent_intent(agent))
+        auto = decision.auto
         if decision.action == "ask":
             decision = await _ask(agent, call, decision, hook.reason if hook and hook.decision == "ask" else None)
         if decision.action != "allow":
@@ -132,6 +140,7 @@ async def execute_call(agent: AgentSession, call: ToolCall) -> tuple[ToolResultM
             result={"content": plain(msg.content), "details": result.details},
             isError=msg.is_error,
             denied=True if denied else None,
+            autoDecision=auto.to_json() if auto is not None else None,
         )
     )
     return msg, denied

@@ -63,3 +63,24 @@ def builtin_models() -> list[Model]:
 
 #: the model used when none is configured: the first whose key variable is set
 DEFAULT_MODELS = (("ANTHROPIC_API_KEY", "anthropic/claude-sonnet-4-5"), ("OPENAI_API_KEY", "openai/gpt-4.1"))
+
+#: The small, cheap model of each built-in family: (model id prefix, small model id).  Side
+#: jobs such as the ``auto`` permission classifier default to the session model's one.
+SMALL_MODELS = (
+    ("claude-", "claude-haiku-4-5"),
+    ("gpt-5", "gpt-5-mini"),
+    ("gpt-4.1", "gpt-4.1-mini"),
+    ("gpt-4o", "gpt-4o-mini"),
+    ("o3", "o4-mini"),
+    ("o4", "o4-mini"),
+)
+
+
+def small_model_ref(provider: str, model_id: str) -> str | None:
+    """``provider/<small id>`` of the family ``model_id`` belongs to, or None (no known family:
+    the caller uses the model itself).  The provider is kept, so a proxy that serves the same
+    ids keeps serving the side job."""
+    for prefix, small in SMALL_MODELS:
+        if model_id.startswith(prefix):
+            return f"{provider}/{small}"
+    return None

@@ -147,7 +147,7 @@ def _nested_set(data: dict[str, Any], name: str, value: Any) -> None:
     child = data.setdefault(head, {})
     if not isinstance(child, dict):
         raise AmaError("corrupt", f"{head} in the config file is not an object; fix it by hand first")
-    child[rest] = value  # keys are at most two levels deep
+    _nested_set(child, rest, value)  # permissions.classifier.model: three levels
 
 
 def _nested_unset(data: dict[str, Any], name: str) -> bool:
@@ -156,8 +156,7 @@ def _nested_unset(data: dict[str, Any], name: str) -> bool:
         return True
     head, _, rest = name.partition(".")
     child = data.get(head)
-    if isinstance(child, dict) and rest in child:
-        del child[rest]
+    if isinstance(child, dict) and rest and _nested_unset(child, rest):
         if not child:
             del data[head]
         return True

@@ -12,6 +12,8 @@ import importlib
 import sys
 from collections.abc import Callable, Sequence
 
+from ama.permission_modes import PERMISSION_MODES
+
 #: command name -> (module, one-line summary).  Each module defines ``build_parser(prog)``
 #: returning an ``argparse.ArgumentParser`` whose parsed namespace carries ``func``.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -84,7 +86,7 @@ def _agent_parser() -> _AgentParser:
     )
     parser.add_argument(
         "--permission-mode",
-        choices=("plan", "allowlist", "default", "auto-edit", "full-auto"),
+        choices=PERMISSION_MODES,
         help="how tool calls are approved (default: config permissionMode, else default)",
     )
     parser.add_argument("-r", "--resume", nargs="?", const="", metavar="ID", help="resume a session (id, prefix or path)")

@@ -50,7 +50,7 @@ KEYS: dict[str, Key] = {
         Key("thinkingLevel", "off|minimal|low|medium|high|xhigh", "off", "Default thinking / reasoning level.", "any"),
         Key(
             "permissionMode",
-            "plan|allowlist|default|auto-edit|full-auto",
+            "plan|allowlist|default|auto-edit|auto|full-auto",
             "default",
             "Default permission mode for new sessions.",
         ),
@@ -60,6 +60,13 @@ KEYS: dict[str, Key] = {
         Key("permissions.allow", "list[str]", [], "Rules that allow a tool call without asking, e.g. 'bash(npm test)'."),
         Key("permissions.deny", "list[str]", [], "Rules that always deny a tool call, e.g. 'read(.env)'.", "any"),
         Key("permissions.ask", "list[str]", [], "Rules that always ask before a tool call.", "any"),
+        Key(
+            "permissions.classifier.model",
+            "str",
+            None,
+            "Model (provider/id) judging calls in auto mode (default: the session model family's small model).",
+        ),
+        Key("permissions.classifier.timeoutMs", "int", 15000, "An auto-mode classifier request slower than this asks."),
         Key("retry.maxAttempts", "int", 3, "Attempts per model request on 429/5xx/overloaded/network errors."),
         Key("retry.baseDelayMs", "int", 2000, "First retry delay; doubles per attempt (capped at 60 s)."),
         Key("compaction.enabled", "bool", True, "Summarize older context near the window limit and on overflow (docs/compaction.md).", "any"),

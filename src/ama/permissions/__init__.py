@@ -6,6 +6,15 @@ knowledge of ``ama.sandbox`` is the ``SandboxStatus`` protocol (``active``,
 ``isolates_network``).  See docs/permissions.md.
 """
 
+from ama.permissions._classifier import SYSTEM_PROMPT as CLASSIFIER_PROMPT
+from ama.permissions._classifier import (
+    Classifier,
+    ClassifyRequest,
+    Verdict,
+    call_key,
+    os_sandbox_line,
+    parse_answer,
+)
 from ama.permissions._dangerous import DANGEROUS, Danger, Finding, find_dangers
 from ama.permissions._pipeline import READ_ONLY_TOOLS, TOOLS, ToolSpec, decide, resolve_path
 from ama.permissions._rules import Rule, Rules
@@ -18,6 +27,7 @@ from ama.permissions._types import (
     DENY,
     MODES,
     Answer,
+    AutoDecision,
     Decision,
     HookDecision,
     HookVerdict,
@@ -32,6 +42,10 @@ __all__ = [
     "ALLOW_SESSION",
     "Analysis",
     "Answer",
+    "AutoDecision",
+    "CLASSIFIER_PROMPT",
+    "Classifier",
+    "ClassifyRequest",
     "Command",
     "DANGEROUS",
     "DENY",
@@ -51,11 +65,15 @@ __all__ = [
     "SandboxStatus",
     "TOOLS",
     "ToolSpec",
+    "Verdict",
     "analyze",
+    "call_key",
     "check_mode",
     "decide",
     "find_dangers",
     "mentions_secret",
+    "os_sandbox_line",
+    "parse_answer",
     "resolve_path",
     "secret_path",
 ]

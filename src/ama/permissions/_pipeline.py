@@ -16,22 +16,28 @@ Order (first step that decides wins; docs/permissions.md "Decision order"):
 10. allow rules                                  -> allow    (rule)
 11. "allow for session" memory                   -> allow    (session)
 12. the mode's own answer; in default / auto-edit a bash "ask" becomes allow when the
-    command runs in the sandbox and that sandbox denies network      (mode / sandbox)
-13. unattended: any "ask" left                   -> deny     (unattended)
+    command runs in the sandbox and that sandbox denies network      (mode / sandbox);
+    in auto the rule and static layers of ``_auto`` (rule / static), else a pending ask
+    for the classifier (``PermissionSession.settle``)
+13. unattended: any "ask" left                   -> deny     (unattended)   (not a pending
+    one: it is denied after the classifier, if the classifier asks)
+
+In auto mode every decision carries ``Decision.auto``: steps 1-11 are its rule layer.
 """
 
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
+from ama.permissions import _auto
 from ama.permissions._dangerous import Finding, describe, find_dangers
 from ama.permissions._rules import Rule, normalize_command
 from ama.permissions._secrets import mentions_secret, secret_path
 from ama.permissions._shell import Analysis, Command, analyze
-from ama.permissions._types import Decision, HookVerdict, PermissionContext, Source
+from ama.permissions._types import AutoDecision, Decision, HookVerdict, PermissionContext, Source
 
 
 @dataclass(frozen=True)
@@ -299,17 +305,25 @@ def decide(
     """
     call = _classify(tool_name, args or {}, ctx, read_only)
     decision = _decide(call, ctx, hook)
-    if decision.action == "ask" and ctx.unattended:
-        return Decision(
-            "deny",
-            f"`{call.tool}` requires approval ({decision.reason.rstrip('.')}), which is unavailable in "
-            "non-interactive mode; the call was not run. Continue without it, or tell the user which "
-            "permission (a permissions.allow rule or --permission-mode) would let it run.",
-            "unattended",
-            decision.rule,
-            decision.sandboxed,
-        )
+    if ctx.mode == "auto" and decision.auto is None and not decision.pending:
+        decision = replace(decision, auto=AutoDecision("rule", decision.action, decision.reason))
+    if decision.action == "ask" and ctx.unattended and not decision.pending:
+        return unattended_deny(call.tool, decision)
     return decision
+
+
+def unattended_deny(tool: str, decision: Decision) -> Decision:
+    """The deny an "ask" becomes when nobody can answer it (the model sees the reason)."""
+    return Decision(
+        "deny",
+        f"`{tool.lower()}` requires approval ({decision.reason.rstrip('.')}), which is unavailable in "
+        "non-interactive mode; the call was not run. Continue without it, or tell the user which "
+        "permission (a permissions.allow rule or --permission-mode) would let it run.",
+        "unattended",
+        decision.rule,
+        decision.sandboxed,
+        auto=decision.auto,
+    )
 
 
 def _decide(call: _Call, ctx: PermissionContext, hook: HookVerdict | None) -> Decision:
@@ -405,6 +419,8 @@ def _decide(call: _Call, ctx: PermissionContext, hook: HookVerdict | None) -> De
         return make("allow", f"Allowed for this session (`{r}`).", "session", r)
 
     # 12: the mode
+    if ctx.mode == "auto":
+        return _auto.judge(call, ctx, make, _session_rules(call, ctx))
     return _by_mode(call, ctx, make)
 
 

@@ -6,14 +6,16 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from ama.errors import InvalidArguments
+from ama.permission_modes import PERMISSION_MODES
 from ama.permissions._rules import Rule, Rules
 
-Mode = Literal["plan", "allowlist", "default", "auto-edit", "full-auto"]
-MODES: tuple[str, ...] = ("plan", "allowlist", "default", "auto-edit", "full-auto")
+Mode = Literal["plan", "allowlist", "default", "auto-edit", "auto", "full-auto"]
+MODES: tuple[str, ...] = PERMISSION_MODES
 Action = Literal["allow", "deny", "ask"]
 Source = Literal[
-    "mode", "rule", "dangerous", "secret", "protected", "sandbox", "hook", "session", "unattended", "user"
-]
+    "mode", "rule", "dangerous", "secret", "protected", "sandbox", "hook", "session", "unattended", "user",
+    "static", "classifier",
+]  # fmt: skip
 
 
 def check_mode(mode: str) -> str:
@@ -79,12 +81,32 @@ class PermissionContext:
 
 
 @dataclass(frozen=True)
+class AutoDecision:
+    """Why ``auto`` mode decided a call: the layer (``rule`` | ``static`` | ``classifier``), its
+    verdict (``allow`` | ``ask`` | ``deny``), the reason, and whether the classifier's verdict
+    came from the session's cache.  RPC ``autoDecision`` (docs/permissions.md "auto mode")."""
+
+    layer: Literal["rule", "static", "classifier"]
+    decision: Action
+    reason: str
+    cached: bool = False
+
+    def to_json(self) -> dict[str, object]:
+        out: dict[str, object] = {"layer": self.layer, "decision": self.decision, "reason": self.reason}
+        if self.cached:
+            out["cached"] = True
+        return out
+
+
+@dataclass(frozen=True)
 class Decision:
     """The verdict on one tool call.
 
     ``sandboxed``: the call is a bash call that will run in the OS sandbox (whatever decided
     it).  ``session_rules``: what "allow for session" remembers if the user gives that answer
-    to this "ask" (e.g. ``bash(npm test:*)``).
+    to this "ask" (e.g. ``bash(npm test:*)``).  ``auto``: in ``auto`` mode, the layer that
+    decided.  ``pending``: an ``auto`` "ask" that the classifier has yet to judge
+    (``PermissionSession.settle``).
     """
 
     action: Action
@@ -93,6 +115,8 @@ class Decision:
     rule: str | None = None
     sandboxed: bool = False
     session_rules: tuple[Rule, ...] = ()
+    auto: AutoDecision | None = None
+    pending: bool = False
 
     @property
     def request_reason(self) -> Literal["mode", "dangerous", "hook"]:

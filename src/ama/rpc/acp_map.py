@@ -17,6 +17,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ama.permission_modes import LABELS, PERMISSION_MODES
+
 Update = dict[str, Any]
 
 KINDS = {
@@ -45,21 +47,9 @@ PERMISSION_OPTIONS: list[dict[str, str]] = [
 #: ACP option id -> ama ``Answer`` kind
 ANSWERS = {"allow_once": "allow_once", "allow_always": "allow_session", "reject_once": "deny"}
 
-#: ama permission modes offered as ACP session modes
+#: ama permission modes offered as ACP session modes (ama.permission_modes: one order, one text)
 MODES: list[dict[str, str]] = [
-    {"id": "default", "name": "Default", "description": "Ask before edits and commands"},
-    {
-        "id": "auto-edit",
-        "name": "Auto-edit",
-        "description": "Edit files in the workspace without asking; ask for commands",
-    },
-    {"id": "plan", "name": "Plan", "description": "Read-only: no edits, no commands"},
-    {"id": "allowlist", "name": "Allowlist", "description": "Ask for everything not allowed by a rule"},
-    {
-        "id": "full-auto",
-        "name": "Full auto",
-        "description": "Run everything without asking (dangerous commands still ask)",
-    },
+    {"id": m, "name": LABELS[m][0], "description": LABELS[m][1]} for m in PERMISSION_MODES
 ]
 
 
