@@ -401,6 +401,10 @@ async def maybe_compact(agent: AgentSession) -> None:
     if agent.abort_event.is_set():
         return
     tokens = context_size(agent).tokens
+    from ama.agent.pruning import prune_context
+
+    if prune_context(agent, tokens, window(agent).limit):  # tier 1 first (agent/pruning.py)
+        tokens = context_size(agent).tokens
     check_pressure(agent, tokens)
     if not s.enabled or tokens <= window(agent).limit:
         return
