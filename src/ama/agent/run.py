@@ -261,6 +261,8 @@ async def run_loop(agent: AgentSession, record: RunRecord, limits: Limits | None
                 break
             stopped_at: ToolCall | None = None
             reminders: list[str] = []
+            agent.reminders.guard = guard  # ama.reminder on the batch's last result (agent/reminders.py)
+            agent.batch_tail_id = calls[-1].id if calls else None
             for i, call in enumerate(calls):
                 if agent.abort_event.is_set():
                     results.append(agent.append_skipped(call, SKIPPED_ABORT))
@@ -278,6 +280,7 @@ async def run_loop(agent: AgentSession, record: RunRecord, limits: Limits | None
                     results.append(msg)
                     if count >= REPEAT_REMIND:
                         reminders.append(repeat_reminder(call, count))
+            agent.batch_tail_id = None
             agent.emit(event("turn_end", message=plain(last), toolResults=plain(results)))
             if agent.abort_event.is_set():
                 if guard.wall_time_expired and (hit := guard.exceeded()) is not None:
@@ -378,6 +381,9 @@ async def _run_prompt(
     for note in agent.pending_notes:
         agent.session.append_custom_message("ama.rewind-note", note, display=False)
     agent.pending_notes.clear()
+    from ama.agent.reminders import before_prompt
+
+    before_prompt(agent)  # ama.reminder entry (agent/reminders.py)
     _deliver(agent, [(text, images)], origin or "")
     tracker = agent.checkpoints
     user_id = agent.session.leaf_id  # the user message just appended

@@ -103,6 +103,12 @@ class AgentSession:
         self.pending_notes: list[str] = []
         #: context management state (agent/compaction.py)
         self.context_state = ContextState()
+        from ama.agent.reminders import ReminderState
+
+        #: what the reminders already said (agent/reminders.py); the call whose result ends
+        #: the running batch of tool calls (reminders are appended to it)
+        self.reminders = ReminderState()
+        self.batch_tail_id: str | None = None
         self.abort_event = asyncio.Event()
         self.steering: list[Queued] = []
         self.follow_up: list[Queued] = []
