@@ -77,7 +77,7 @@ KEYS: dict[str, Key] = {
         Key("reminders.contextUsage", "bool", True, "Tell the model how full the context window is (from 70 %).", "any"),
         Key("reminders.budget", "bool", True, "Tell the model how much of the run's budget is left (from 75 % used).", "any"),
         Key("reminders.backgroundJobs", "bool", True, "Tell the model when a background command exited.", "any"),
-        Key("cache.ttlSeconds", "int", 300, "How long the provider keeps a prompt cache entry (for cache_miss and keep-warm)."),
+        Key("cache.ttlSeconds", "number", 300, "How long the provider keeps a prompt cache entry (for cache_miss and keep-warm)."),
         Key("cache.warm", "bool", False, "Keep the prompt cache warm while idle with minimal requests (they cost).", _only(False)),
         Key("cache.warmMax", "int", 3, "Most keep-warm requests in a row while the session is idle.", _smaller),
         Key("limits.maxTurns", "int", 0, "Stop a run after this many model calls (0 = no limit).", "any"),
