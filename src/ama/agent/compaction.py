@@ -303,6 +303,9 @@ async def run_compaction(agent: AgentSession, trigger: str, focus: str | None = 
     parts.append(post_compact_state(agent, read, modified))
     summary = "\n\n".join(parts)
     kept_id = branch[cut].id
+    kept_turns = sum(
+        1 for e in branch[cut:] if isinstance(e, MessageEntry) and isinstance(e.message, UserMessage) and e.message.origin != "steer"
+    )
     details = {"readFiles": read, "modifiedFiles": modified}
     comp = agent.session.append_compaction(summary, kept_id, size.tokens, usage=usage, details=details)
     after = context_size(agent).tokens
@@ -313,6 +316,7 @@ async def run_compaction(agent: AgentSession, trigger: str, focus: str | None = 
         "tokensAfter": after,
         "entryId": comp.id,
         "details": details,
+        "keptTurns": kept_turns,
     }
     if n_parts > 1:
         result["summaryParts"] = n_parts
