@@ -208,8 +208,13 @@ def _cancel(st: CacheState) -> bool:
 
 
 def stop(agent: AgentSession, reason: str) -> None:
-    """Drop a scheduled keep-warm (``cache_warm{phase:"stopped"}`` when one was pending)."""
-    if _cancel(agent.cache):
+    """Drop a scheduled keep-warm (``cache_warm{phase:"stopped"}`` when one was pending)
+    and cancel a warm request still in flight."""
+    st: CacheState = agent.cache
+    in_flight = st.task is not None and not st.task.done()
+    if in_flight and st.task is not None:
+        st.task.cancel()
+    if _cancel(st) or in_flight:
         agent.emit(event("cache_warm", phase="stopped", reason=reason))
 
 
