@@ -95,3 +95,28 @@ def test_pruning_changes_the_request_prefix_once_per_batch_not_every_turn(tmp_pa
         assert_paired(server.turns[k]["messages"])
     # the pruned requests are smaller than the unpruned context would be
     assert max(server.sizes) < 14_000, server.sizes
+
+
+def test_image_budget_applies_before_a_request_even_with_compaction_off(tmp_path: Path, ama_home: Path) -> None:
+    (ama_home / "config.json").write_text(json.dumps({"compaction": {"enabled": False, "imageBudget": 4}}))
+    from tests.agent.helpers import write_script
+
+    model = write_script(tmp_path / "s.json", [f"seen {i}" for i in range(6)])
+    img = ImageContent(data="aGVsbG8=", mime_type="image/png")
+
+    async def go():
+        agent, _ = await make_agent(tmp_path, model)
+        counts = []
+        for i in range(6):
+            await agent.prompt(f"shot {i}", images=[img])
+            ctx = agent.session.context()
+            counts.append(sum(isinstance(b, ImageContent) for m in ctx.messages for b in (getattr(m, "content", None) or []) if not isinstance(b, str)))
+        edits = [e for e in agent.session.entries if isinstance(e, ContextEditEntry)]
+        await agent.close()
+        return counts, edits
+
+    counts, edits = asyncio.run(go())
+    # the 5th image passes the budget of 4: the oldest go until 2 are left (one batch), then it grows again
+    assert counts == [1, 2, 3, 4, 2, 3]
+    assert [e.reason for e in edits] == ["image_budget"] * 3
+    assert all(e.replacement.startswith("shot ") and "[image removed" in e.replacement for e in edits)
