@@ -60,3 +60,35 @@ def test_history_too_big_for_one_request_is_summarized_in_parts_by_the_summary_m
     parts = [r["part"] for r in requests if r.get("purpose") == "compaction"]
     assert parts == [f"{k}/{n}" for k in range(1, n + 1)]
     assert comp.usage is not None and comp.usage.output == 20 * n  # the usage of every part
+
+
+def test_sessions_compact_model_option_wins_over_compaction_model(tmp_path: Path, ama_home: Path) -> None:
+    import subprocess
+
+    from tests.conftest import ama_cmd
+
+    main = WindowServer(100_000, lambda n: f"reply {n}")
+    small = WindowServer(100_000, lambda n: "unused")
+    config = {
+        "providers": {"win": main.provider("openai-completions"), "small": small.provider("openai-completions")},
+        "compaction": {"model": "small/m"},
+    }
+    (ama_home / "config.json").write_text(json.dumps(config))
+
+    async def first() -> str:
+        agent, _ = await make_agent(tmp_path, "win/m")
+        for p in ("one", "two", "three"):
+            await agent.prompt(p)
+        sid = agent.session.id
+        await agent.close()
+        return sid
+
+    try:
+        sid = asyncio.run(first())
+        out = subprocess.run(ama_cmd("sessions", "compact", sid[:8], "--model", "win/m", "--json"), cwd=tmp_path,
+                             capture_output=True, text=True, timeout=60)  # fmt: skip
+    finally:
+        main.close()
+        small.close()
+    assert out.returncode == 0, out.stderr
+    assert len(main.summaries) == 1 and small.summaries == []

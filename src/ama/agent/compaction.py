@@ -99,6 +99,8 @@ class ContextState:
     pressure_level: int = 0
     last_tokens: int | None = None
     growth: float = 0.0
+    #: the model that writes summaries, over ``compaction.model`` (``ama sessions compact --model``)
+    summary_model: Any = None
 
     def take_failure(self) -> str | None:
         f, self.failure = self.failure, None

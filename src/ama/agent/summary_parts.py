@@ -27,7 +27,10 @@ EARLIER = "[Summary of the earlier conversation]\n"
 
 
 def summary_model(agent: AgentSession) -> Model:
-    """``compaction.model`` (provider/id) when set, else the session's model."""
+    """The model given for this session (``context_state.summary_model``), else
+    ``compaction.model`` (provider/id) when set, else the session's model."""
+    if agent.context_state.summary_model is not None:
+        return agent.context_state.summary_model
     ref = agent.config.get("compaction.model") if agent.config is not None else None
     if isinstance(ref, str) and ref.strip():
         return agent.registry.get(ref.strip())
