@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT))
 
-from ama.agent.context_budget import Window, estimate_tools, measure  # noqa: E402
+from ama.agent.context_budget import Window, measure  # noqa: E402
 from ama.agent.pruning import plan_image_budget, plan_prune, prune_settings  # noqa: E402
 from ama.messages import (  # noqa: E402
     AssistantMessage,
@@ -101,7 +101,6 @@ def per_turn(runs: int = 500) -> dict:
     return {
         "messages": estimated,
         "tokens": full.tokens,
-        "tokens_estimated_without_usage": full.estimated + estimate_tools(tools),
         "level": level,
         "prune_edits": edits,
         "median_ms": round(statistics.median(times), 3),
