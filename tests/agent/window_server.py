@@ -38,6 +38,7 @@ class WindowServer:
         self.window = window
         self.plan = plan
         self.turns: list[dict[str, Any]] = []  # bodies of turn requests (parsed)
+        self.raw_turns: list[bytes] = []  # the same, as sent
         self.summaries: list[dict[str, Any]] = []
         self.sizes: list[int] = []  # token count of every request
         self.overflows = 0
@@ -88,6 +89,7 @@ class WindowServer:
             return self._too_long(h, anthropic, tokens)
         if is_turn:
             self.turns.append(data)
+            self.raw_turns.append(body)
             answer = self.plan(len(self.turns) - 1)
         else:
             self.summaries.append(data)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from ama.agent.context_budget import ContextSize, Window, estimate_entry, measure
 from ama.agent.events import event
+from ama.agent.summary_parts import summarize
 from ama.agent.transcript import message_lines
 from ama.errors import AmaError, Busy
 from ama.messages import (
@@ -35,7 +36,6 @@ from ama.messages import (
     ContextMessage,
     CustomMessage,
     SystemMessage,
-    TextContent,
     ToolCall,
     ToolResultMessage,
     UserMessage,
@@ -47,7 +47,6 @@ if TYPE_CHECKING:
     from ama.agent.session import AgentSession
 
 DEFAULTS = {"enabled": True, "threshold": 0.8, "reserveTokens": 16_384, "keepRecentTokens": 20_000}
-SUMMARY_MAX_TOKENS = 8_192
 RESULT_CHARS = 2_000  # of each tool result in the summary request
 READ_TOOLS = ("read", "grep", "find", "ls")
 WRITE_TOOLS = ("write", "edit")
@@ -100,6 +99,8 @@ class ContextState:
     pressure_level: int = 0
     last_tokens: int | None = None
     growth: float = 0.0
+    #: the model that writes summaries, over ``compaction.model`` (``ama sessions compact --model``)
+    summary_model: Any = None
 
     def take_failure(self) -> str | None:
         f, self.failure = self.failure, None
@@ -192,7 +193,7 @@ def _older_messages(branch: list[AnyEntry], cut: int) -> list[ContextMessage]:
 # --- what the summary is made of -------------------------------------------------------
 
 
-def _transcript(messages: list[ContextMessage]) -> str:
+def _blocks(messages: list[ContextMessage]) -> list[str]:
     lines: list[str] = []
     for m in messages:
         if isinstance(m, CompactionSummaryMessage):
@@ -205,15 +206,7 @@ def _transcript(messages: list[ContextMessage]) -> str:
             lines.extend(message_lines(m, result_chars=RESULT_CHARS, note_cut=True))
         elif isinstance(m, BashExecutionMessage):
             lines.append(f"User ran `{m.command}`: {m.output[:RESULT_CHARS]}")
-    return "\n\n".join(lines)
-
-
-def _fit(head: str, body: str, limit_chars: int) -> str:
-    """``head`` (the earlier summary) and as much of the newest ``body`` as fits."""
-    room = max(1000, limit_chars - len(head))
-    if len(body) > room:
-        body = "[... the oldest part of the conversation is omitted ...]\n\n" + body[-room:]
-    return f"{head}\n\n{body}" if head else body
+    return lines
 
 
 def file_lists(branch: list[AnyEntry]) -> tuple[list[str], list[str]]:
@@ -273,34 +266,6 @@ def post_compact_state(agent: AgentSession, read: list[str], modified: list[str]
     return "\n".join(lines)
 
 
-async def _summary_request(agent: AgentSession, transcript: str, focus: str | None) -> tuple[str, Any]:
-    from ama.ai import Context, StreamOptions, complete
-
-    body = f"Summarize this coding-agent conversation.\n\n<conversation>\n{transcript}\n</conversation>"
-    if focus:
-        body += f"\n\nFocus the summary on: {focus}"
-    request: dict[str, Any] = {}
-    ctx = Context(system_prompt=SUMMARY_SYSTEM, messages=[UserMessage(content=body)], tools=[])
-    opts = StreamOptions(
-        api_key=agent.registry.api_key(agent.model),
-        abort=agent.abort_event,
-        on_request=request.update,
-        session_id=agent.session.id,
-        max_tokens=min(agent.model.max_tokens, SUMMARY_MAX_TOKENS),
-    )
-    msg = await complete(agent.model, ctx, opts)
-    if request:
-        agent.session.append_custom("ama.request", {"purpose": "compaction", **request, "attempt": 1})
-    if msg.stop_reason == "aborted" or agent.abort_event.is_set():
-        raise AmaError("aborted", "the compaction was aborted")
-    if msg.stop_reason == "error":
-        raise AmaError("summary_failed", f"the summary request failed: {msg.error_message or 'error'}")
-    text = "".join(b.text for b in msg.content if isinstance(b, TextContent)).strip()
-    if not text:
-        raise AmaError("summary_failed", "the model returned an empty summary")
-    return text, msg.usage
-
-
 async def run_compaction(agent: AgentSession, trigger: str, focus: str | None = None, *, will_retry: bool = False) -> dict[str, Any]:
     """Summarize the older part of the branch into a ``compaction`` entry; the result (also
     in ``compaction_end``).  Raises AmaError when nothing can be compacted or the summary
@@ -322,12 +287,10 @@ async def run_compaction(agent: AgentSession, trigger: str, focus: str | None = 
         older = _older_messages(branch, cut)
         head = ""
         if older and isinstance(older[0], CompactionSummaryMessage):
-            head = _transcript(older[:1])
+            head = "\n\n".join(_blocks(older[:1]))
             older = older[1:]
-        w = window(agent)
-        limit_chars = max(4000, (w.context_window - min(w.max_tokens, SUMMARY_MAX_TOKENS) - 2000) * 3)
-        transcript = _fit(head, _transcript(older), limit_chars)
-        text, usage = await _summary_request(agent, transcript, focus)
+        # in parts when the history does not fit one request: never a dead end
+        text, usage, n_parts = await summarize(agent, SUMMARY_SYSTEM, head, _blocks(older), focus)
     except AmaError as err:
         aborted = err.code == "aborted"
         agent.emit(
@@ -342,6 +305,9 @@ async def run_compaction(agent: AgentSession, trigger: str, focus: str | None = 
     parts.append(post_compact_state(agent, read, modified))
     summary = "\n\n".join(parts)
     kept_id = branch[cut].id
+    kept_turns = sum(
+        1 for e in branch[cut:] if isinstance(e, MessageEntry) and isinstance(e.message, UserMessage) and e.message.origin != "steer"
+    )
     details = {"readFiles": read, "modifiedFiles": modified}
     comp = agent.session.append_compaction(summary, kept_id, size.tokens, usage=usage, details=details)
     after = context_size(agent).tokens
@@ -352,7 +318,10 @@ async def run_compaction(agent: AgentSession, trigger: str, focus: str | None = 
         "tokensAfter": after,
         "entryId": comp.id,
         "details": details,
+        "keptTurns": kept_turns,
     }
+    if n_parts > 1:
+        result["summaryParts"] = n_parts
     agent.context_state.compactions.append(result)
     agent.emit(event("compaction_end", trigger=trigger, result=result, aborted=False, willRetry=will_retry))
     agent.emit(event("notification", level="info", message=f"Compacted {_k(size.tokens)} → {_k(after)} tokens ({trigger})"))
@@ -401,6 +370,10 @@ async def maybe_compact(agent: AgentSession) -> None:
     if agent.abort_event.is_set():
         return
     tokens = context_size(agent).tokens
+    from ama.agent.pruning import prune_context
+
+    if prune_context(agent, tokens, window(agent).limit):  # tier 1 first (agent/pruning.py)
+        tokens = context_size(agent).tokens
     check_pressure(agent, tokens)
     if not s.enabled or tokens <= window(agent).limit:
         return

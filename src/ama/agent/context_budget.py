@@ -41,7 +41,7 @@ from ama.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from ama.session.entries import AnyEntry, CompactionEntry, MessageEntry
+from ama.session.entries import AnyEntry, CompactionEntry, ContextEditEntry, MessageEntry
 
 CHARS_PER_TOKEN = 4
 IMAGE_TOKENS = 1600
@@ -127,12 +127,16 @@ def measure(branch: list[AnyEntry], messages: list[ContextMessage], entry_ids: l
             compaction_at = i
     anchor_id: str | None = None
     anchor_tokens = 0
-    for e in reversed(branch[compaction_at + 1 :]):
+    anchor_at = -1
+    for k in range(len(branch) - 1, compaction_at, -1):
+        e = branch[k]
         if isinstance(e, MessageEntry) and isinstance(e.message, AssistantMessage):
             am = e.message
             if am.stop_reason not in ("error", "aborted") and usage_tokens(am) > 0:
-                anchor_id, anchor_tokens = e.id, usage_tokens(am)
+                anchor_id, anchor_tokens, anchor_at = e.id, usage_tokens(am), k
                 break
+    if anchor_id is not None:
+        anchor_tokens = max(0, anchor_tokens - _edited_since(branch, anchor_at))
     start = 0
     if anchor_id is not None:
         for i, ids in enumerate(entry_ids):
@@ -145,6 +149,24 @@ def measure(branch: list[AnyEntry], messages: list[ContextMessage], entry_ids: l
     if anchor_id is None:
         rest += estimate_tools(tools)
     return ContextSize(anchor_tokens + rest, anchor_tokens, rest)
+
+
+def _edited_since(branch: list[AnyEntry], anchor_at: int) -> int:
+    """Tokens that ``context_edit`` entries written after the anchor response took out of
+    messages the anchor's usage still counts (a prune batch, an image budget)."""
+    edits = [e for e in branch[anchor_at + 1 :] if isinstance(e, ContextEditEntry)]
+    if not edits:
+        return 0
+    before = {e.id: e for e in branch[: anchor_at + 1]}
+    saved = 0
+    for ed in edits:
+        target = before.get(ed.target_id)
+        if target is None:
+            continue
+        old = estimate_entry(target)
+        new = 0 if ed.replacement is None else _chars(len(ed.replacement)) + MESSAGE_OVERHEAD
+        saved += max(0, old - new)
+    return saved
 
 
 @dataclass(frozen=True)

@@ -103,7 +103,11 @@ async def _attempt(agent: AgentSession, record: RunRecord, attempt: int, guard: 
     )
     final: AssistantMessage | None = None
     error: Any = None
-    events_iter: Any = stream(agent.model, agent.build_context(), options)
+    from ama.agent import cache_care
+
+    context = agent.build_context()
+    sent = cache_care.before_request(agent)
+    events_iter: Any = stream(agent.model, context, options)
     async with contextlib.aclosing(events_iter) as events:
         async for ev in events:
             if isinstance(ev, StartEvent):
@@ -117,6 +121,7 @@ async def _attempt(agent: AgentSession, record: RunRecord, attempt: int, guard: 
     assert final is not None, "the provider stream ended without done or error"
     entry = agent.session.append_message(final)
     agent.emit(event("message_end", message=plain(final)))
+    cache_care.after_response(agent, context, sent, final)  # cache_miss (agent/cache_care.py)
     if guard is not None:
         guard.add_usage(final)
     if request:
@@ -261,6 +266,8 @@ async def run_loop(agent: AgentSession, record: RunRecord, limits: Limits | None
                 break
             stopped_at: ToolCall | None = None
             reminders: list[str] = []
+            agent.reminders.guard = guard  # ama.reminder on the batch's last result (agent/reminders.py)
+            agent.batch_tail_id = calls[-1].id if calls else None
             for i, call in enumerate(calls):
                 if agent.abort_event.is_set():
                     results.append(agent.append_skipped(call, SKIPPED_ABORT))
@@ -278,6 +285,7 @@ async def run_loop(agent: AgentSession, record: RunRecord, limits: Limits | None
                     results.append(msg)
                     if count >= REPEAT_REMIND:
                         reminders.append(repeat_reminder(call, count))
+            agent.batch_tail_id = None
             agent.emit(event("turn_end", message=plain(last), toolResults=plain(results)))
             if agent.abort_event.is_set():
                 if guard.wall_time_expired and (hit := guard.exceeded()) is not None:
@@ -359,6 +367,9 @@ async def _run_prompt(
 
     record = RunRecord(prompt=text, model=agent.model.ref)
     extra = ""
+    from ama.agent import cache_care
+
+    cache_care.on_busy(agent)  # no keep-warm while working
     if agent.hooks:
         outcome = await run_hooks(
             "UserPromptSubmit", {"sessionId": agent.session.id, "prompt": text}, agent.hooks, cwd=agent.cwd
@@ -378,6 +389,9 @@ async def _run_prompt(
     for note in agent.pending_notes:
         agent.session.append_custom_message("ama.rewind-note", note, display=False)
     agent.pending_notes.clear()
+    from ama.agent.reminders import before_prompt
+
+    before_prompt(agent)  # ama.reminder entry (agent/reminders.py)
     _deliver(agent, [(text, images)], origin or "")
     tracker = agent.checkpoints
     user_id = agent.session.leaf_id  # the user message just appended
@@ -410,6 +424,7 @@ async def _run_prompt(
         agent.emit(event("agent_before_settle"))
         agent.session.sync()
         agent.emit(event("agent_settled", warning=result.warning if result else None))
+        cache_care.on_idle(agent)  # keep-warm, when cache.warm is on
     return result
 
 

@@ -103,6 +103,16 @@ class AgentSession:
         self.pending_notes: list[str] = []
         #: context management state (agent/compaction.py)
         self.context_state = ContextState()
+        from ama.agent.reminders import ReminderState
+
+        #: what the reminders already said (agent/reminders.py); the call whose result ends
+        #: the running batch of tool calls (reminders are appended to it)
+        self.reminders = ReminderState()
+        self.batch_tail_id: str | None = None
+        from ama.agent.cache_care import CacheState
+
+        #: the previous request and the keep-warm timer (agent/cache_care.py)
+        self.cache = CacheState()
         self.abort_event = asyncio.Event()
         self.steering: list[Queued] = []
         self.follow_up: list[Queued] = []
@@ -412,6 +422,9 @@ class AgentSession:
         if self.busy:
             self.abort()
             await self.wait_idle()
+        from ama.agent.cache_care import stop
+
+        stop(self, "closed")
         if self.jobs is not None and self.jobs.running():
             await asyncio.get_running_loop().run_in_executor(None, self.jobs.kill_all)
         if self.bash_sandbox is not None:

@@ -131,6 +131,10 @@ async def execute_call(agent: AgentSession, call: ToolCall) -> tuple[ToolResultM
     )
     if result.details is not None:
         msg.details = result.details
+    if call.id == agent.batch_tail_id:  # the batch's last result carries the reminders
+        from ama.agent.reminders import on_batch_tail
+
+        on_batch_tail(agent, msg)
     agent.session.append_message(msg)
     agent.emit(
         event(

@@ -43,21 +43,19 @@ def tree_nodes(session: Any) -> dict[str, Any]:
 
 
 def session_stats(session: Any) -> dict[str, Any]:
+    """RPC ``get_session_stats`` / SDK ``stats()``: counts, and tokens and cost over every
+    request of the file, each kind of request (``conversation``, ``compaction``,
+    ``branch_summary``, ``cache_warm``, ``permission_classify``…) also apart in ``byKind``
+    (agent/usage_stats.py: the definitions of ``ama stats``)."""
+    from ama.agent.usage_stats import totals, usage_by_kind
+
     c = count(session.entries)
-    tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
-    cost = 0.0
     calls = 0
     for e in session.entries:
         if e.type == "message" and isinstance(e.message, AssistantMessage):
-            u = e.message.usage
-            tokens["input"] += u.input
-            tokens["output"] += u.output
-            tokens["cacheRead"] += u.cache_read
-            tokens["cacheWrite"] += u.cache_write
-            tokens["total"] += u.total_tokens
             calls += sum(1 for b in e.message.content if type(b).__name__ == "ToolCall")
-            if hasattr(u.cost, "total"):
-                cost += u.cost.total  # type: ignore[union-attr]
+    by_kind = usage_by_kind(session.entries)
+    t = totals(by_kind)
     return {
         "sessionId": session.id,
         "sessionFile": session.path,
@@ -66,8 +64,11 @@ def session_stats(session: Any) -> dict[str, Any]:
         "toolCalls": calls,
         "toolResults": c.tool_results,
         "totalMessages": c.messages,
-        "tokens": tokens,
-        "cost": round(cost, 6),
+        "tokens": t["tokens"],
+        "cost": round(t["cost"] or 0.0, 6),
+        "requests": t["requests"],
+        "requestsByKind": {k: r["requests"] for k, r in by_kind.items()},
+        "byKind": by_kind,
     }
 
 

@@ -11,7 +11,8 @@ from ama.cli.util import print_json, sessions_dir
 DESCRIPTION = """\
 Summarize the older part of a session into a compaction entry, as the agent does on its own
 near the context limit; the newest context (compaction.keepRecentTokens, at most half of the
-conversation) stays verbatim.  The summary is written by the session's model (or --model);
+conversation) stays verbatim.  The summary is written by --model, else compaction.model,
+else the session's model (in parts when the history does not fit one request);
 --focus tells it what to keep.  Nothing is removed from the file: the entry is appended and
 the model sees summary -> kept messages from then on.  A session that another process is
 writing is refused (exit 3).  --json prints the same CompactionResult as RPC compact."""
@@ -26,7 +27,7 @@ def add_parser(sub: argparse._SubParsersAction, add_session_dir) -> None:
     )
     p.add_argument("id", help="session id, unique id prefix (4+ chars), or path to a session file")
     p.add_argument("--focus", metavar="TEXT", help="what the summary should concentrate on")
-    p.add_argument("--model", metavar="PROVIDER/ID", help="model that writes the summary (default: the session's)")
+    p.add_argument("--model", metavar="PROVIDER/ID", help="model that writes the summary (default: compaction.model, else the session's)")
     p.add_argument("--json", action="store_true", help="print JSON")
     add_session_dir(p)
     p.set_defaults(func=sessions_compact)
@@ -53,6 +54,8 @@ async def _compact(path: str, cwd: str, args: argparse.Namespace) -> dict:
 
     opts = AgentOptions(cwd=cwd, model=args.model, session=path, session_dir=getattr(args, "session_dir", None), sandbox="off")
     agent, _warnings = build_agent(opts)
+    if args.model:  # --model writes the summary, over compaction.model
+        agent.context_state.summary_model = agent.model
     try:
         return await agent.compact(args.focus)
     finally:

@@ -83,7 +83,10 @@ async def cmd_session(app: Any, arg: str) -> None:
     r.line(f"cwd      {s.cwd}")
     r.line(f"model    {a.model.ref} · thinking {a.thinking_level} · permissions {a.permissions.mode}")
     r.line(f"entries  {c.entries} · user {c.user} · assistant {c.assistant} · tool results {c.tool_results}")
-    r.line(r.usage_line(app.assistants))
+    from ama.agent.usage_stats import describe, usage_by_kind
+
+    for line in describe(usage_by_kind(s.entries)):  # the whole file, as ama stats counts it
+        r.line(line)
 
 
 def _label(e: Any) -> str:
