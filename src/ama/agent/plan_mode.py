@@ -43,11 +43,18 @@ class PlanController:
         self._pre_plan_mode = "default"
         self._exit_note_due = False
         self._approving = False
+        #: (model ref, thinking level) that ``plan.model`` replaced while in plan mode
+        self._execution: tuple[str, str] | None = None
         state = agent.session.latest_custom(P.STATE_TYPE)
         if isinstance(state, dict) and state.get("active"):  # resume: back into plan mode
             self._pre_plan_mode = str(state.get("prePlanMode") or "default")
+            if state.get("executionModel"):
+                thinking = str(state.get("executionThinking") or agent.thinking_level)
+                self._execution = (str(state["executionModel"]), thinking)
             if agent.permissions.mode != "plan" and not agent.explicit_mode:
                 agent.permissions.set_mode("plan")
+        if agent.permissions.mode == "plan":
+            self._enter_model()
         agent.subscribe(self._on_event)
 
     # --- reading ----------------------------------------------------------------------
@@ -79,8 +86,46 @@ class PlanController:
     def on_mode_change(self, old: str, new: str) -> None:
         if new == "plan" and old != "plan":
             self._pre_plan_mode = old
+            self._enter_model()
         if self.agent.session.entries:  # a new session records them after its first entries
             self._sync_state()
+        if old == "plan" and new != "plan":
+            self._exit_model()
+
+    # --- plan.model -------------------------------------------------------------------
+
+    def _enter_model(self) -> None:
+        """Switch to ``plan.model`` (if set and not already in use), remembering the model and
+        thinking level to execute with."""
+        cfg = self.agent.config
+        ref = cfg.get("plan.model") if cfg is not None else None
+        if not ref or self._execution is not None:
+            return
+        a = self.agent
+        try:
+            planning = a.registry.get(str(ref))
+        except AmaError as err:
+            a.emit(event("notification", level="warn", message=f"plan.model {ref!r} is not usable: {err.message}"))
+            return
+        if planning.ref == a.model.ref:
+            return
+        self._execution = (a.model.ref, a.thinking_level)
+        a.set_model(planning.ref)
+
+    def _exit_model(self) -> None:
+        """Back to the model (and thinking level) that was in use before ``plan.model``."""
+        if self._execution is None:
+            return
+        ref, thinking = self._execution
+        self._execution = None
+        a = self.agent
+        try:
+            if a.model.ref != ref:
+                a.set_model(ref)
+            if thinking != a.thinking_level:
+                a.set_thinking_level(thinking)
+        except AmaError as err:
+            a.emit(event("notification", level="warn", message=f"could not switch back to {ref}: {err.message}"))
 
     def _sync_state(self) -> None:
         active = self.agent.permissions.mode == "plan"
@@ -92,6 +137,8 @@ class PlanController:
         latest = self.get()
         if latest is not None:
             data["planId"] = latest.id
+        if active and self._execution is not None:
+            data["executionModel"], data["executionThinking"] = self._execution
         self.agent.session.append_custom(P.STATE_TYPE, data)
         self._exit_note_due = not active and not self._approving
 
@@ -206,9 +253,11 @@ class PlanController:
     def _write_file(self, plan: P.PlanData) -> str | None:
         """``<cwd>/.ama/plans/<slug>-v<n>.md``; an existing file is never overwritten (a
         ``-2``, ``-3`` … suffix is added)."""
-        folder = os.path.join(self.agent.cwd, ".ama", "plans")
+        from ama.agent.plan_files import header, plans_dir
+
+        folder = plans_dir(self.agent.cwd)
         base = P.plan_file_name(plan.title, plan.version)[: -len(".md")]
-        body = f"<!-- ama plan {plan.id} version {plan.version} -->\n{plan.markdown.rstrip()}\n"
+        body = f"{header(plan.id, plan.version)}\n{plan.markdown.rstrip()}\n"
         try:
             os.makedirs(folder, exist_ok=True)
             for n in range(1, 100):

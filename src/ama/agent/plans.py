@@ -1,7 +1,7 @@
 """Plans: the ``<proposed_plan>`` block, ``PlanData``, plan files and the plan-mode texts.
 
 Pure functions over plain data (the controller that drives them is ``agent/plan_mode.py``);
-docs/plans.md is the normative description.
+docs/plan.md is the normative description.
 
     block = find_plan_block(reply_text)        # the Markdown inside <proposed_plan>…</proposed_plan>
     steps = parse_steps(block)                 # [PlanStep(id="1", text="…", depends_on=[], agent=None)]

@@ -3,7 +3,7 @@
 ``/plan`` enters plan mode (or shows the pending plan); ``/plan approve [MODE]``,
 ``/plan fresh [MODE]`` (approve into a new session), ``/plan revise FEEDBACK``, ``/plan reject``
 answer it; ``/plan off`` leaves plan mode.
-docs/plans.md has the rules; the answers go through ``agent.plans.respond``.
+docs/plan.md has the rules; the answers go through ``agent.plans.respond``.
 """
 
 from __future__ import annotations

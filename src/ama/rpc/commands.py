@@ -445,7 +445,7 @@ async def cmd_search(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
     return {"hits": [h.to_json() for h in hits], "more": more}
 
 
-# --- plans (docs/plans.md) -----------------------------------------------------------------
+# --- plans (docs/plan.md) -----------------------------------------------------------------
 
 
 @command(
