@@ -285,14 +285,18 @@ class PlanController:
         feedback: str | None = None,
         edited_markdown: str | None = None,
         allow_fresh: bool = False,
+        _compact: bool = False,
     ) -> tuple[dict[str, Any], asyncio.Task | None]:
         """Answer the pending plan: ``approve`` | ``revise`` | ``reject``.  Returns the
         response data and the run it started (approve: the execution turn; revise with
         feedback: the revision turn).  ``approve_fresh`` (only with ``allow_fresh``: the host
         opens a new session and calls ``begin_fresh`` there) marks the plan approved and
-        leaves plan mode here, and starts nothing."""
+        leaves plan mode here, and starts nothing.  ``approve_compact`` goes through
+        ``answer``, which compacts before the execution turn."""
         from ama.permissions import MODES
 
+        if decision == "approve_compact" and not _compact:
+            raise AmaError("unsupported", "plan_response: approve_compact compacts first; call it through `await plans.answer(...)`")
         if decision == "approve_fresh" and not allow_fresh:
             raise AmaError("unsupported", "plan_response: approve_fresh needs a host that can open a new session; use approve")
         if decision not in P.DECISIONS:
@@ -322,14 +326,49 @@ class PlanController:
         plan.status = "approved"
         s.append_custom(P.PLAN_TYPE, plan.to_json())
         fresh = decision == "approve_fresh"
-        if plan.steps and not fresh:
+        if plan.steps and not fresh:  # approve_compact: before the compaction, so its summary lists them
             self._set_todos(P.todo_items(plan.steps))
         self.agent.emit(event("plan_resolved", planId=plan.id, decision=decision, mode=target))
         self._leave(target)
         data["mode"] = target
-        if fresh:
+        if fresh or decision == "approve_compact":
             return data, None
         return data, self._execute(plan, P.APPROVED_PROMPT)
+
+    async def answer(
+        self,
+        plan_id: str,
+        decision: str,
+        *,
+        mode: str | None = None,
+        feedback: str | None = None,
+        edited_markdown: str | None = None,
+        allow_fresh: bool = False,
+    ) -> tuple[dict[str, Any], asyncio.Task | None]:
+        """``respond``, plus ``approve_compact`` (an ama extension): approve as ``approve``,
+        compact the conversation (``AgentSession.compact``; the todo list of the plan is in the
+        summary's post-compact state and the ``ama.plan_approved`` note follows it), then start
+        the execution turn.  A compaction that fails or has nothing to compact is a warning
+        (``notification``) and the turn starts anyway; ``data["compacted"]`` says which."""
+        data, task = self.respond(
+            plan_id, decision, mode=mode, feedback=feedback, edited_markdown=edited_markdown,
+            allow_fresh=allow_fresh, _compact=True,
+        )  # fmt: skip
+        if decision != "approve_compact":
+            return data, task
+        plan = self.get(data["planId"])
+        assert plan is not None
+        data["compacted"] = await self._compact_for(plan)
+        return data, self._execute(plan, P.APPROVED_PROMPT)
+
+    async def _compact_for(self, plan: P.PlanData) -> bool:
+        focus = f"what the implementation of the approved plan '{plan.title}' needs: findings, files, decisions"
+        try:
+            await self.agent.compact(focus)
+        except AmaError as err:
+            self.agent.emit(event("notification", level="warn", message=f"not compacted before the plan: {err.message}"))
+            return False
+        return True
 
     def _leave(self, target: str) -> None:
         self._approving = True

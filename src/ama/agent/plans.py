@@ -22,7 +22,7 @@ APPROVED_NOTE = "ama.plan_approved"
 TODO_TYPE = "ama.todo"
 
 STATUSES = ("proposed", "approved", "rejected", "superseded")
-DECISIONS = ("approve", "approve_fresh", "revise", "reject")
+DECISIONS = ("approve", "approve_fresh", "approve_compact", "revise", "reject")
 UNATTENDED = ("stop", "approve")
 APPROVED_PROMPT = "The plan is approved. Go ahead."
 #: prompts between two short reminders of plan mode

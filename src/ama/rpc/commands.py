@@ -454,7 +454,7 @@ async def cmd_search(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
 )  # fmt: skip
 async def cmd_plan_response(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
     plans = srv.agent.plans
-    data, task = plans.respond(
+    data, task = await plans.answer(
         p["planId"], p["decision"], mode=p.get("mode"), feedback=p.get("feedback"),
         edited_markdown=p.get("editedMarkdown"), allow_fresh=True,
     )  # fmt: skip
