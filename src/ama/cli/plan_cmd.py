@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ama.cli import plan_panel
+
 USAGE = "/plan [show | approve [MODE] | fresh [MODE] | compact [MODE] | revise FEEDBACK | reject | off]"
 
 
@@ -22,7 +24,10 @@ def attach(app: Any, agent: Any) -> None:
         if ev["type"] in ("tool_execution_start", "tool_execution_end"):
             in_todo_tool[0] = ev["type"] == "tool_execution_start" and ev.get("toolName") == "todo"
         elif ev["type"] == "plan_proposed":
-            _panel(app, ev.get("title") or "plan", ev.get("version", 1), ev.get("markdown", ""), ev.get("filePath"))
+            full = getattr(app.ui, "full", False)  # there plan_panel.offer asks when the run settles
+            title, version = ev.get("title") or "plan", ev.get("version", 1)
+            _panel(app, title, version, ev.get("markdown", ""), ev.get("filePath"), hint=not full)
+            plan_panel.on_proposed(app)
         elif ev["type"] == "todo_updated" and not in_todo_tool[0]:
             from ama.tools.todo import render
 
@@ -31,13 +36,12 @@ def attach(app: Any, agent: Any) -> None:
     agent.subscribe(on_event)
 
 
-def _panel(app: Any, title: str, version: int, markdown: str, path: str | None) -> None:
+def _panel(app: Any, title: str, version: int, markdown: str, path: str | None, *, hint: bool = True) -> None:
     r = app.renderer
-    r.line(r.style(f"── plan: {title} (v{version}) " + "─" * max(0, 40 - len(title)), "36"))
-    r.line(r.render_markdown(markdown))
-    if path:
-        r.line(r.style(f"saved as {path}", "2"))
-    r.line(r.style("answer: /plan approve [MODE] · /plan fresh · /plan compact · /plan revise FEEDBACK · /plan reject", "36"))
+    plan_panel.render(app, title, version, markdown, path)
+    if hint:
+        answers = "/plan approve [MODE] · /plan fresh · /plan compact · /plan revise FEEDBACK · /plan reject"
+        r.line(r.style(f"answer: {answers}", "36"))
 
 
 async def cmd_plan(app: Any, arg: str) -> None:
