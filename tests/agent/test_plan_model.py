@@ -73,3 +73,30 @@ def test_plan_model_survives_resume_and_manual_exit(tmp_path: Path, ama_home: Pa
         server.close()
     assert entered == ["planner"] and resumed == ("plan", "win/planner")
     assert [t["model"] for t in server.turns] == ["planner", "planner", "m"]
+
+
+def test_approve_fresh_executes_with_the_sessions_model(tmp_path: Path, ama_home: Path) -> None:
+    from tests.rpc.helpers import Rpc
+
+    server = _server(ama_home, {0: PLAN, 1: "working"})
+    config = json.loads((ama_home / "config.json").read_text())
+    config["providers"]["win"]["models"].append({**config["providers"]["win"]["models"][0], "id": "other"})
+    (ama_home / "config.json").write_text(json.dumps(config))
+    rpc = Rpc(tmp_path, "--model", "win/m")
+    try:
+        rpc.event("session_start")
+        rpc.call("set_client_capabilities", capabilities=["plans"])
+        rpc.call("set_model", provider="win", modelId="other")
+        rpc.call("set_permission_mode", mode="plan")
+        rpc.call("prompt", message="tidy up")
+        proposed = rpc.event("plan_proposed")
+        rpc.event("agent_settled")
+        ans = rpc.call("plan_response", planId=proposed["planId"], decision="approve_fresh")
+        rpc.event("agent_settled")
+        state = rpc.call("get_state")["data"]
+    finally:
+        assert rpc.close() == 0
+        server.close()
+    assert ans["success"] and state["sessionId"] == ans["data"]["sessionId"]
+    assert [t["model"] for t in server.turns] == ["planner", "other"]  # not the startup model
+    assert state["model"]["id"] == "other"

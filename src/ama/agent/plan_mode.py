@@ -382,11 +382,14 @@ class PlanController:
         self.agent.session.append_custom_message(P.APPROVED_NOTE, note, display=False)
         return self.agent.start(prompt, origin="plan")
 
-    def begin_fresh(self, plan: P.PlanData, mode: str) -> asyncio.Task | None:
-        """In the new session of ``approve_fresh``: the mode, the plan (approved), its todo
-        list, and a run whose first user message is the plan."""
+    def begin_fresh(self, plan: P.PlanData, mode: str, *, model: str | None = None) -> asyncio.Task | None:
+        """In the new session of ``approve_fresh``: the mode, the model the old session
+        executes with (``model``, its ref), the plan (approved), its todo list, and a run
+        whose first user message is the plan."""
         if self.agent.permissions.mode != mode:
             self._leave(mode)
+        if model and model != self.agent.model.ref:
+            self.agent.set_model(model)
         self.agent.ensure_started()
         self.agent.session.append_custom(P.PLAN_TYPE, plan.to_json())
         if plan.steps:

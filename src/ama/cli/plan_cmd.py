@@ -79,9 +79,10 @@ async def cmd_plan(app: Any, arg: str) -> None:
     )  # fmt: skip
     if verb == "fresh":
         plan = a.plans.get(pending.id)
+        model = a.model.ref
         await app._switch("memory" if app.args.no_session else "new")
         r.line(f"approved plan v{data['version']} into this new session; permissions: {data['mode']}")
-        task = app.agent.plans.begin_fresh(plan, data["mode"])
+        task = app.agent.plans.begin_fresh(plan, data["mode"], model=model)
     elif verb in ("approve", "compact"):
         how = "" if verb == "approve" else (" after compacting" if data.get("compacted") else " (not compacted)")
         r.line(f"approved plan v{data['version']}{how}; permissions: {data['mode']}")

@@ -85,8 +85,9 @@ async def settle(s: AcpSession, result: Any) -> Any:
         if decision == "approve_fresh":
             approved = plans.get(plan.id)
             assert approved is not None
+            model = s.agent.model.ref
             await s.fresh_agent()
-            task = s.agent.plans.begin_fresh(approved, data["mode"])
+            task = s.agent.plans.begin_fresh(approved, data["mode"], model=model)
         if task is None:
             return result
         result = await asyncio.shield(task)

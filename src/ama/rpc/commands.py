@@ -461,8 +461,9 @@ async def cmd_plan_response(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]
     if data["decision"] == "approve_fresh":  # the plan is the first message of a new session
         plan = plans.get(data["planId"])
         assert plan is not None
+        model = srv.agent.model.ref  # the model to execute with (plan.model has been left)
         await srv.switch("memory" if srv.args.no_session else "new", reason="new")
-        task = srv.agent.plans.begin_fresh(plan, data["mode"])
+        task = srv.agent.plans.begin_fresh(plan, data["mode"], model=model)
         data["sessionId"] = srv.agent.session.id
     srv.track(task)
     return data
