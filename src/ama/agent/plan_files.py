@@ -133,8 +133,10 @@ def match(plans: list[PlanFiles], ref: str, cwd: str) -> PlanFiles:
         ids = ", ".join(p.id for p in prefixed)
         raise AmaError("ambiguous", f"plan {ref!r} is ambiguous: {ids}")
     where = plans_dir(cwd)
-    known = f"; known: {', '.join(p.id for p in plans[:5])}" if plans else f" ({where} has no plans)"
-    raise AmaError("not_found", f"no plan {ref!r} in {where}{known}")
+    if not plans:
+        raise AmaError("not_found", f"no plan {ref!r}: {where} has no plans")
+    known = ", ".join(p.id for p in plans[:5]) + (", …" if len(plans) > 5 else "")
+    raise AmaError("not_found", f"no plan {ref!r} in {where}; known: {known} (ama plans list)")
 
 
 def pick_version(plan: PlanFiles, version: int | None) -> PlanVersion:
