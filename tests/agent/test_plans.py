@@ -144,3 +144,28 @@ def test_rewind_and_fork_keep_plans_consistent(tmp_path: Path, ama_home: Path) -
     assert in_fork[0] == "default" and in_fork[1] is not None and in_fork[1].id == first.id
     assert fork_plan is not None and fork_plan.status == "approved"
     assert [i["status"] for i in fork_todos["items"]] == ["done", "in_progress"]
+
+
+def test_sdk_approve_compact_goes_through_answer(tmp_path: Path, ama_home: Path) -> None:
+    model = write_script(tmp_path / "s.json", [PLAN, "A summary of the planning.", "Done."], mode="sequence")
+
+    async def go():
+        agent, _ = await make_agent(tmp_path, model, permission_mode="plan")
+        await agent.prompt("tidy up")
+        plan = agent.plans.pending()
+        assert plan is not None
+        with pytest.raises(AmaError) as err:
+            agent.plans.respond(plan.id, "approve_compact")
+        data, task = await agent.plans.answer(plan.id, "approve_compact", mode="auto-edit")
+        assert task is not None
+        result = await task
+        kinds = [e.custom_type if isinstance(e, CustomMessageEntry) else e.type for e in agent.session.branch()]
+        mode = agent.permissions.mode
+        await agent.close()
+        return err.value, data, result, kinds, mode
+
+    err, data, result, kinds, mode = asyncio.run(go())
+    assert err.code == "unsupported" and "answer" in err.message
+    assert data["compacted"] is True and data["mode"] == mode == "auto-edit"
+    assert kinds.index("compaction") < kinds.index(P.APPROVED_NOTE)
+    assert result.text == "Done."

@@ -285,18 +285,29 @@ class PlanController:
         feedback: str | None = None,
         edited_markdown: str | None = None,
         allow_fresh: bool = False,
-        _compact: bool = False,
+    ) -> tuple[dict[str, Any], asyncio.Task | None]:
+        """Answer the pending plan (see ``_respond``); ``approve_compact`` needs ``answer``."""
+        if decision == "approve_compact":
+            raise AmaError("unsupported", "plan_response: approve_compact compacts first; call it through `await plans.answer(...)`")
+        return self._respond(plan_id, decision, mode, feedback, edited_markdown, allow_fresh)
+
+    def _respond(
+        self,
+        plan_id: str,
+        decision: str,
+        mode: str | None,
+        feedback: str | None,
+        edited_markdown: str | None,
+        allow_fresh: bool,
     ) -> tuple[dict[str, Any], asyncio.Task | None]:
         """Answer the pending plan: ``approve`` | ``revise`` | ``reject``.  Returns the
         response data and the run it started (approve: the execution turn; revise with
         feedback: the revision turn).  ``approve_fresh`` (only with ``allow_fresh``: the host
         opens a new session and calls ``begin_fresh`` there) marks the plan approved and
-        leaves plan mode here, and starts nothing.  ``approve_compact`` goes through
-        ``answer``, which compacts before the execution turn."""
+        leaves plan mode here, and starts nothing; so does ``approve_compact``, whose
+        compaction and execution turn ``answer`` adds."""
         from ama.permissions import MODES
 
-        if decision == "approve_compact" and not _compact:
-            raise AmaError("unsupported", "plan_response: approve_compact compacts first; call it through `await plans.answer(...)`")
         if decision == "approve_fresh" and not allow_fresh:
             raise AmaError("unsupported", "plan_response: approve_fresh needs a host that can open a new session; use approve")
         if decision not in P.DECISIONS:
@@ -349,26 +360,23 @@ class PlanController:
         compact the conversation (``AgentSession.compact``; the todo list of the plan is in the
         summary's post-compact state and the ``ama.plan_approved`` note follows it), then start
         the execution turn.  A compaction that fails or has nothing to compact is a warning
-        (``notification``) and the turn starts anyway; ``data["compacted"]`` says which."""
-        data, task = self.respond(
-            plan_id, decision, mode=mode, feedback=feedback, edited_markdown=edited_markdown,
-            allow_fresh=allow_fresh, _compact=True,
-        )  # fmt: skip
+        (``notification``) and the turn starts anyway; ``data["compacted"]`` says which.  An
+        aborted compaction starts nothing (the plan stays approved)."""
+        data, task = self._respond(plan_id, decision, mode, feedback, edited_markdown, allow_fresh)
         if decision != "approve_compact":
             return data, task
         plan = self.get(data["planId"])
         assert plan is not None
-        data["compacted"] = await self._compact_for(plan)
-        return data, self._execute(plan, P.APPROVED_PROMPT)
-
-    async def _compact_for(self, plan: P.PlanData) -> bool:
         focus = f"what the implementation of the approved plan '{plan.title}' needs: findings, files, decisions"
         try:
             await self.agent.compact(focus)
+            data["compacted"] = True
         except AmaError as err:
+            data["compacted"] = False
+            if err.code == "aborted":
+                return data, None
             self.agent.emit(event("notification", level="warn", message=f"not compacted before the plan: {err.message}"))
-            return False
-        return True
+        return data, self._execute(plan, P.APPROVED_PROMPT)
 
     def _leave(self, target: str) -> None:
         self._approving = True
