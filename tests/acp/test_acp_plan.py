@@ -72,3 +72,20 @@ async def test_approve_fresh_continues_in_a_new_session(tmp_path: Path, ama_home
     users = [x["message"] for x in lines if x.get("type") == "message" and x["message"]["role"] == "user"]
     assert len(users) == 1 and users[0]["content"].startswith("# Add a greeting")
     assert of_kind(updates, "current_mode_update")[-1]["currentModeId"] == "default"
+
+
+async def test_cancel_while_asked_leaves_the_plan_proposed(tmp_path: Path) -> None:
+    model = write_script(tmp_path / "s.json", [PLAN, "should not run"], mode="sequence")
+    client = Client(["approve"])  # answered only after the client cancelled the prompt
+    async with ama_acp(client, tmp_path, "--model", model, "--permission-mode", "plan") as conn:
+        sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+
+        async def cancel_first(ask: dict) -> None:
+            await conn.cancel(session_id=sid)
+
+        client.on_ask = cancel_first
+        resp = await conn.prompt(session_id=sid, prompt=[text_block("add a greeting")])
+        updates = client.take()
+    assert resp.stop_reason == "cancelled"
+    assert "should not run" not in text_of(updates)
+    assert not of_kind(updates, "current_mode_update")  # still in plan mode

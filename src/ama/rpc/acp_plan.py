@@ -78,8 +78,12 @@ async def settle(s: AcpSession, result: Any) -> Any:
         plan = plans.pending()
         if plan is None:
             return result
-        decision = await ask(s, plan)
-        if decision is None:
+        s.asking = True
+        try:
+            decision = await ask(s, plan)
+        finally:
+            s.asking = False
+        if decision is None or s.cancelled:
             return result  # cancelled: the plan waits; the next prompt revises it
         data, task = await plans.answer(plan.id, decision, allow_fresh=True)
         if decision == "approve_fresh":

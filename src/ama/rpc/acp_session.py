@@ -117,6 +117,8 @@ class AcpSession:
         self.cancelled = False
         #: a plan was proposed in the running prompt: the client is asked when it settles
         self.proposed = False
+        #: the client is being asked about a proposed plan (the prompt is still open)
+        self.asking = False
         #: opens a new ama session for this ACP session (a plan approved into a fresh session)
         self.opener: Callable[[], AgentSession] | None = None
         broker.session = self
@@ -155,7 +157,7 @@ class AcpSession:
         from ama.errors import AmaError, Busy
         from ama.messages import ImageContent
 
-        if self.agent.busy:
+        if self.agent.busy or self.asking:  # asking: the prompt waits for the plan's answer
             raise Busy("a prompt is already running in this session; cancel it first")
         text, images = acp_prompt.prompt_input(blocks)
         imgs = [ImageContent(data=i["data"], mime_type=i["mimeType"]) for i in images]
@@ -200,6 +202,8 @@ class AcpSession:
         await old.close()
 
     def cancel(self) -> None:
+        if self.asking:  # a plan approval is open: it counts as not answered
+            self.cancelled = True
         if self.agent.busy:
             self.cancelled = True
             self.agent.abort()
