@@ -55,12 +55,26 @@ def render(app: Any, title: str, version: int, markdown: str, path: str | None) 
     head = f"╭── plan: {title} (v{version}) "
     r.line(r.style(head + "─" * max(0, width - len(head)), "36"))
     bar = r.style("│ ", "36")
-    for ln in r.render_markdown(markdown).rstrip("\n").splitlines() or [""]:
+    for ln in _markdown(r, markdown, width - 2).splitlines() or [""]:
         r.line(bar + ln)
     if path:
         rel = os.path.relpath(path)
         r.line(bar + r.style(f"saved as {path if rel.startswith('..') else rel}", "2"))
     r.line(r.style("╰" + "─" * (width - 1), "36"))
+
+
+def _markdown(r: Any, text: str, width: int) -> str:
+    """``text`` rendered for the terminal, ``width`` columns wide (the box's inside)."""
+    if not getattr(r, "color", False):
+        return text.rstrip("\n")
+    import io
+
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    buf = io.StringIO()
+    Console(file=buf, force_terminal=True, width=width, color_system="standard").print(Markdown(text))
+    return buf.getvalue().rstrip("\n")
 
 
 def on_proposed(app: Any) -> None:
