@@ -106,3 +106,66 @@ def test_done_lines_without_todo_tool(tmp_path: Path, ama_home: Path) -> None:
     assert [[i["status"] for i in e["items"]] for e in events if e["type"] == "todo_updated"] == [
         ["in_progress", "pending"], ["done", "in_progress"], ["done", "done"],
     ]  # fmt: skip
+
+
+def test_rewind_and_fork_keep_plans_consistent(tmp_path: Path, ama_home: Path) -> None:
+    other = PLAN.replace("# Tidy up", "# Tidy up more")
+    model = write_script(tmp_path / "s.json", ["looked", PLAN, other, "[DONE:dead]\nRemoved it in the fork."],
+                         mode="sequence")  # fmt: skip
+
+    async def go():
+        agent, _ = await make_agent(tmp_path, model, permission_mode="plan")
+        await agent.prompt("look around")
+        await agent.prompt("propose")
+        first = agent.plans.pending()
+        assert first is not None
+        fork = agent.fork()  # the fork copies the branch, with the pending plan
+        point = agent.rewind_points()[-1]["entryId"]  # before "propose"
+        await agent.rewind(point, "conversation")
+        after_rewind = (agent.plans.pending(), agent.plans.get(first.id))
+        await agent.prompt("propose again")
+        again = agent.plans.pending()
+        await agent.close()
+
+        forked, _ = await make_agent(tmp_path, model, session=fork["sessionFile"])
+        in_fork = (forked.permissions.mode, forked.plans.pending())
+        _, task = forked.plans.respond(first.id, "approve", mode="auto-edit")
+        assert task is not None
+        await task
+        fork_todos = forked.session.latest_custom("ama.todo")
+        fork_plan = forked.plans.get(first.id)
+        await forked.close()
+        return first, after_rewind, again, in_fork, fork_todos, fork_plan
+
+    first, after_rewind, again, in_fork, fork_todos, fork_plan = asyncio.run(go())
+    assert after_rewind == (None, None)  # the proposal is off the active branch now
+    assert again is not None and again.id != first.id and again.version == 1 and again.title == "Tidy up more"
+    # a fork copies the plan records with the branch, not plan mode (ama.plan_state is runtime state)
+    assert in_fork[0] == "default" and in_fork[1] is not None and in_fork[1].id == first.id
+    assert fork_plan is not None and fork_plan.status == "approved"
+    assert [i["status"] for i in fork_todos["items"]] == ["done", "in_progress"]
+
+
+def test_sdk_approve_compact_goes_through_answer(tmp_path: Path, ama_home: Path) -> None:
+    model = write_script(tmp_path / "s.json", [PLAN, "A summary of the planning.", "Done."], mode="sequence")
+
+    async def go():
+        agent, _ = await make_agent(tmp_path, model, permission_mode="plan")
+        await agent.prompt("tidy up")
+        plan = agent.plans.pending()
+        assert plan is not None
+        with pytest.raises(AmaError) as err:
+            agent.plans.respond(plan.id, "approve_compact")
+        data, task = await agent.plans.answer(plan.id, "approve_compact", mode="auto-edit")
+        assert task is not None
+        result = await task
+        kinds = [e.custom_type if isinstance(e, CustomMessageEntry) else e.type for e in agent.session.branch()]
+        mode = agent.permissions.mode
+        await agent.close()
+        return err.value, data, result, kinds, mode
+
+    err, data, result, kinds, mode = asyncio.run(go())
+    assert err.code == "unsupported" and "answer" in err.message
+    assert data["compacted"] is True and data["mode"] == mode == "auto-edit"
+    assert kinds.index("compaction") < kinds.index(P.APPROVED_NOTE)
+    assert result.text == "Done."

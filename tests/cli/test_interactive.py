@@ -202,3 +202,62 @@ def test_plan_command_through_a_pipe(tmp_path: Path, ama_home: Path) -> None:
     assert "plan mode: only read-only tools run" in out.split("Started fresh.")[1]  # the new session left plan mode
     names = sorted(f.name for f in (ws / ".ama" / "plans").iterdir())
     assert names == ["add-x-v1.md", "add-x-v2.md", "second-v1.md"]
+
+
+PANEL_SCRIPT = {
+    "mode": "sequence",
+    "turns": [
+        "<proposed_plan>\n# Add x\n\nCreate the file.\n\n1. Create x.txt\n</proposed_plan>",
+        "<proposed_plan>\n# Add x\n\n1. Create x.txt\n2. Check it {dependsOn=1}\n</proposed_plan>",
+        {"text": "[DONE:1]\nCreated it.", "toolCalls": [{"name": "write", "arguments": {"path": "x.txt", "content": "x\n"}}]},
+        "[DONE:2]\nChecked it.",
+    ],
+}
+
+
+def test_plan_panel_revise_then_approve_in_tmux(tmp_path: Path, ama_home: Path) -> None:
+    """The proposal in a panel, answered at plan>: an unknown answer, revise with inline
+    feedback (v2), then approve into auto-edit; the todo list is shown as the plan executes."""
+    if shutil.which("tmux") is None:
+        pytest.fail("tmux is required for the interactive tests (apt-get install tmux)")
+    name = f"ama-test-{uuid.uuid4().hex[:8]}"
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps(PANEL_SCRIPT))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    cmd = (
+        f"cd {shlex.quote(str(ws))} && AMA_HOME={shlex.quote(str(ama_home))} PYTHONPATH={shlex.quote(str(ROOT / 'src'))} "
+        f"{shlex.quote(sys.executable)} -m ama --permission-mode plan --model scripted/{shlex.quote(str(script))}; "
+        "echo EXITED=$?; sleep 60"
+    )
+    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "120", "-y", "60", cmd], check=True)
+    try:
+        wait_for(name, "/help for commands")
+        subprocess.run(["tmux", "send-keys", "-t", name, "add x", "Enter"], check=True)
+        screen = wait_for(name, "\nplan>", timeout=60)  # the answer prompt (not the "<proposed_plan>" of the reply)
+        assert "╭── plan: Add x (v1)" in screen and "│ Create the file." in screen
+        assert "saved as .ama/plans/add-x-v1.md" in screen and "[c]ompact, then implement" in screen
+        subprocess.run(["tmux", "send-keys", "-t", name, "maybe", "Enter"], check=True)
+        wait_for(name, "unknown answer 'maybe'")
+        subprocess.run(["tmux", "send-keys", "-t", name, "r", "Enter"], check=True)
+        wait_for(name, "what should change?")
+        subprocess.run(["tmux", "send-keys", "-t", name, "check it too", "Enter"], check=True)
+        wait_for(name, "╭── plan: Add x (v2)", timeout=60)
+        deadline = time.monotonic() + 60  # the revision run has settled: plan> asks again
+        while pane(name).count("\nplan>") < 3 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        subprocess.run(["tmux", "send-keys", "-t", name, "a auto-edit", "Enter"], check=True)
+        screen = wait_for(name, "Checked it.", timeout=60)
+        assert "approved plan v2; permissions: auto-edit" in screen
+        assert "[x] 1. Create x.txt" in screen and "[~] 2. Check it" in screen  # the list as it executes
+        subprocess.run(["tmux", "send-keys", "-t", name, "/quit", "Enter"], check=True)
+        wait_for(name, "EXITED=0")
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+    assert (ws / "x.txt").read_text() == "x\n"
+    (path,) = list((ama_home / "sessions").rglob("*.jsonl"))
+    d = read_session(path)
+    plans = [(e.data["version"], e.data["status"]) for e in d.entries if getattr(e, "custom_type", None) == "ama.plan"]
+    assert plans == [(1, "proposed"), (1, "superseded"), (2, "proposed"), (2, "approved")]
+    users = [e.message.content for e in d.entries if e.type == "message" and type(e.message).__name__ == "UserMessage"]
+    assert users == ["add x", "check it too", "The plan is approved. Go ahead."]

@@ -215,3 +215,59 @@ def test_rpc_without_plans_capability_uses_plan_unattended(tmp_path: Path, ama_h
     finally:
         assert rpc.close() == 0
     assert resolved["decision"] == "approve" and text == "Executed." and mode == "default"
+
+
+def test_approve_compact_compacts_then_executes_with_the_plan(tmp_path: Path, ama_home: Path) -> None:
+    turns = ["I looked at hello.py.", PLAN_REPLY, "Summary: hello.py has no greet().", "[DONE:1]\nAdded greet()."]
+    rpc, ws = _plan_session(tmp_path, turns)
+    try:
+        rpc.call("set_client_capabilities", capabilities=["plans"])
+        rpc.call("prompt", message="look at hello.py")
+        rpc.event("agent_settled")
+        rpc.call("prompt", message="plan a greeting")
+        first = rpc.event("plan_proposed")
+        rpc.event("agent_settled")
+        ans = rpc.call("plan_response", planId=first["planId"], decision="approve_compact", mode="auto-edit")
+        rpc.event("agent_settled")
+        entries = rpc.call("get_entries")["data"]["entries"]
+        msgs = rpc.call("get_messages")["data"]["messages"]
+        todos = rpc.call("get_todos")["data"]["items"]
+        plan = rpc.call("get_plan")["data"]
+        state = rpc.call("get_state")["data"]
+    finally:
+        assert rpc.close() == 0
+    assert ans["success"] and ans["data"]["compacted"] is True and ans["data"]["mode"] == "auto-edit"
+    types = [m["type"] if m["type"] != "response" else f"response:{m['command']}" for m in rpc.seen]
+    at = types.index("response:plan_response")
+    order = [t for t in types[:at] if t in ("todo_updated", "plan_resolved", "permission_mode_changed", "compaction_end")]
+    assert order[-4:] == ["todo_updated", "plan_resolved", "permission_mode_changed", "compaction_end"]
+    kinds = [e.get("customType") or e["type"] for e in entries]
+    comp = kinds.index("compaction")
+    assert kinds[comp + 1] == "ama.plan_approved" and kinds[comp + 2] == "message"  # then the execution turn
+    summary = next(e for e in entries if e["type"] == "compaction")["summary"]
+    assert "Todo list:" in summary and "Add `greet()` to hello.py" in summary  # the plan's steps survive
+    assert plan["status"] == "approved" and state["permissionMode"] == "auto-edit"
+    assert [(t["planStep"], t["status"]) for t in todos] == [("1", "done"), ("2", "in_progress")]
+    users = [m for m in msgs if m["role"] == "user"]
+    assert users[-1]["content"] == "The plan is approved. Go ahead." and users[-1]["origin"] == "plan"
+    assert "look at hello.py" not in json.dumps(msgs[2:])  # the planning talk is summarized away
+    assert any("2. Test it" in json.dumps(m) for m in msgs)  # the approved note carries the plan
+
+
+def test_approve_compact_that_cannot_compact_still_executes(tmp_path: Path, ama_home: Path) -> None:
+    (ama_home / "config.json").write_text(json.dumps({"compaction": {"enabled": False}}))
+    rpc, ws = _plan_session(tmp_path, [PLAN_REPLY, "Executed."])
+    try:
+        rpc.call("set_client_capabilities", capabilities=["plans"])
+        rpc.call("prompt", message="add a greeting")
+        first = rpc.event("plan_proposed")
+        rpc.event("agent_settled")
+        ans = rpc.call("plan_response", planId=first["planId"], decision="approve_compact")
+        warn = next(m for m in rpc.seen if m["type"] == "notification" and m.get("level") == "warn")
+        rpc.event("agent_settled")
+        text = rpc.call("get_last_assistant_text")["data"]["text"]
+    finally:
+        assert rpc.close() == 0
+    assert ans["data"]["compacted"] is False and "not compacted before the plan" in warn["message"]
+    assert "compaction is off" in warn["message"]
+    assert text == "Executed."

@@ -26,7 +26,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("resume", "[ID]", "switch to another session (no argument: list this directory's sessions)"),
     CommandSpec("tree", "[ENTRY]", "show the session tree; with an entry id, move there"),
     CommandSpec("rewind", "[N [MODE]]", "go back to before user message N (both | conversation | code)"),
-    CommandSpec("plan", "[approve|fresh [MODE] | revise TEXT | reject | off]", "plan mode: enter it, or answer the proposed plan"),
+    CommandSpec("plan", "[approve|fresh|compact [MODE] | revise TEXT | reject | off]", "plan mode: enter it, or answer the proposed plan"),
     CommandSpec("name", "NAME", "name this session"),
     CommandSpec("session", "", "show this session's file, counts and usage"),
     CommandSpec("clear", "", "start a new session", aliases=("new",)),

@@ -43,11 +43,18 @@ class PlanController:
         self._pre_plan_mode = "default"
         self._exit_note_due = False
         self._approving = False
+        #: (model ref, thinking level) that ``plan.model`` replaced while in plan mode
+        self._execution: tuple[str, str] | None = None
         state = agent.session.latest_custom(P.STATE_TYPE)
         if isinstance(state, dict) and state.get("active"):  # resume: back into plan mode
             self._pre_plan_mode = str(state.get("prePlanMode") or "default")
+            if state.get("executionModel"):
+                thinking = str(state.get("executionThinking") or agent.thinking_level)
+                self._execution = (str(state["executionModel"]), thinking)
             if agent.permissions.mode != "plan" and not agent.explicit_mode:
                 agent.permissions.set_mode("plan")
+        if agent.permissions.mode == "plan":
+            self._enter_model()
         agent.subscribe(self._on_event)
 
     # --- reading ----------------------------------------------------------------------
@@ -79,8 +86,46 @@ class PlanController:
     def on_mode_change(self, old: str, new: str) -> None:
         if new == "plan" and old != "plan":
             self._pre_plan_mode = old
+            self._enter_model()
         if self.agent.session.entries:  # a new session records them after its first entries
             self._sync_state()
+        if old == "plan" and new != "plan":
+            self._exit_model()
+
+    # --- plan.model -------------------------------------------------------------------
+
+    def _enter_model(self) -> None:
+        """Switch to ``plan.model`` (if set and not already in use), remembering the model and
+        thinking level to execute with."""
+        cfg = self.agent.config
+        ref = cfg.get("plan.model") if cfg is not None else None
+        if not ref or self._execution is not None:
+            return
+        a = self.agent
+        try:
+            planning = a.registry.get(str(ref))
+        except AmaError as err:
+            a.emit(event("notification", level="warn", message=f"plan.model {ref!r} is not usable: {err.message}"))
+            return
+        if planning.ref == a.model.ref:
+            return
+        self._execution = (a.model.ref, a.thinking_level)
+        a.set_model(planning.ref)
+
+    def _exit_model(self) -> None:
+        """Back to the model (and thinking level) that was in use before ``plan.model``."""
+        if self._execution is None:
+            return
+        ref, thinking = self._execution
+        self._execution = None
+        a = self.agent
+        try:
+            if a.model.ref != ref:
+                a.set_model(ref)
+            if thinking != a.thinking_level:
+                a.set_thinking_level(thinking)
+        except AmaError as err:
+            a.emit(event("notification", level="warn", message=f"could not switch back to {ref}: {err.message}"))
 
     def _sync_state(self) -> None:
         active = self.agent.permissions.mode == "plan"
@@ -92,6 +137,8 @@ class PlanController:
         latest = self.get()
         if latest is not None:
             data["planId"] = latest.id
+        if active and self._execution is not None:
+            data["executionModel"], data["executionThinking"] = self._execution
         self.agent.session.append_custom(P.STATE_TYPE, data)
         self._exit_note_due = not active and not self._approving
 
@@ -206,9 +253,11 @@ class PlanController:
     def _write_file(self, plan: P.PlanData) -> str | None:
         """``<cwd>/.ama/plans/<slug>-v<n>.md``; an existing file is never overwritten (a
         ``-2``, ``-3`` … suffix is added)."""
-        folder = os.path.join(self.agent.cwd, ".ama", "plans")
+        from ama.agent.plan_files import header, plans_dir
+
+        folder = plans_dir(self.agent.cwd)
         base = P.plan_file_name(plan.title, plan.version)[: -len(".md")]
-        body = f"<!-- ama plan {plan.id} version {plan.version} -->\n{plan.markdown.rstrip()}\n"
+        body = f"{header(plan.id, plan.version)}\n{plan.markdown.rstrip()}\n"
         try:
             os.makedirs(folder, exist_ok=True)
             for n in range(1, 100):
@@ -237,11 +286,26 @@ class PlanController:
         edited_markdown: str | None = None,
         allow_fresh: bool = False,
     ) -> tuple[dict[str, Any], asyncio.Task | None]:
+        """Answer the pending plan (see ``_respond``); ``approve_compact`` needs ``answer``."""
+        if decision == "approve_compact":
+            raise AmaError("unsupported", "plan_response: approve_compact compacts first; call it through `await plans.answer(...)`")
+        return self._respond(plan_id, decision, mode, feedback, edited_markdown, allow_fresh)
+
+    def _respond(
+        self,
+        plan_id: str,
+        decision: str,
+        mode: str | None,
+        feedback: str | None,
+        edited_markdown: str | None,
+        allow_fresh: bool,
+    ) -> tuple[dict[str, Any], asyncio.Task | None]:
         """Answer the pending plan: ``approve`` | ``revise`` | ``reject``.  Returns the
         response data and the run it started (approve: the execution turn; revise with
         feedback: the revision turn).  ``approve_fresh`` (only with ``allow_fresh``: the host
         opens a new session and calls ``begin_fresh`` there) marks the plan approved and
-        leaves plan mode here, and starts nothing."""
+        leaves plan mode here, and starts nothing; so does ``approve_compact``, whose
+        compaction and execution turn ``answer`` adds."""
         from ama.permissions import MODES
 
         if decision == "approve_fresh" and not allow_fresh:
@@ -273,13 +337,45 @@ class PlanController:
         plan.status = "approved"
         s.append_custom(P.PLAN_TYPE, plan.to_json())
         fresh = decision == "approve_fresh"
-        if plan.steps and not fresh:
+        if plan.steps and not fresh:  # approve_compact: before the compaction, so its summary lists them
             self._set_todos(P.todo_items(plan.steps))
         self.agent.emit(event("plan_resolved", planId=plan.id, decision=decision, mode=target))
         self._leave(target)
         data["mode"] = target
-        if fresh:
+        if fresh or decision == "approve_compact":
             return data, None
+        return data, self._execute(plan, P.APPROVED_PROMPT)
+
+    async def answer(
+        self,
+        plan_id: str,
+        decision: str,
+        *,
+        mode: str | None = None,
+        feedback: str | None = None,
+        edited_markdown: str | None = None,
+        allow_fresh: bool = False,
+    ) -> tuple[dict[str, Any], asyncio.Task | None]:
+        """``respond``, plus ``approve_compact`` (an ama extension): approve as ``approve``,
+        compact the conversation (``AgentSession.compact``; the todo list of the plan is in the
+        summary's post-compact state and the ``ama.plan_approved`` note follows it), then start
+        the execution turn.  A compaction that fails or has nothing to compact is a warning
+        (``notification``) and the turn starts anyway; ``data["compacted"]`` says which.  An
+        aborted compaction starts nothing (the plan stays approved)."""
+        data, task = self._respond(plan_id, decision, mode, feedback, edited_markdown, allow_fresh)
+        if decision != "approve_compact":
+            return data, task
+        plan = self.get(data["planId"])
+        assert plan is not None
+        focus = f"what the implementation of the approved plan '{plan.title}' needs: findings, files, decisions"
+        try:
+            await self.agent.compact(focus)
+            data["compacted"] = True
+        except AmaError as err:
+            data["compacted"] = False
+            if err.code == "aborted":
+                return data, None
+            self.agent.emit(event("notification", level="warn", message=f"not compacted before the plan: {err.message}"))
         return data, self._execute(plan, P.APPROVED_PROMPT)
 
     def _leave(self, target: str) -> None:
@@ -294,11 +390,14 @@ class PlanController:
         self.agent.session.append_custom_message(P.APPROVED_NOTE, note, display=False)
         return self.agent.start(prompt, origin="plan")
 
-    def begin_fresh(self, plan: P.PlanData, mode: str) -> asyncio.Task | None:
-        """In the new session of ``approve_fresh``: the mode, the plan (approved), its todo
-        list, and a run whose first user message is the plan."""
+    def begin_fresh(self, plan: P.PlanData, mode: str, *, model: str | None = None) -> asyncio.Task | None:
+        """In the new session of ``approve_fresh``: the mode, the model the old session
+        executes with (``model``, its ref), the plan (approved), its todo list, and a run
+        whose first user message is the plan."""
         if self.agent.permissions.mode != mode:
             self._leave(mode)
+        if model and model != self.agent.model.ref:
+            self.agent.set_model(model)
         self.agent.ensure_started()
         self.agent.session.append_custom(P.PLAN_TYPE, plan.to_json())
         if plan.steps:

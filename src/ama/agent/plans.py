@@ -1,7 +1,7 @@
 """Plans: the ``<proposed_plan>`` block, ``PlanData``, plan files and the plan-mode texts.
 
 Pure functions over plain data (the controller that drives them is ``agent/plan_mode.py``);
-docs/plans.md is the normative description.
+docs/plan.md is the normative description.
 
     block = find_plan_block(reply_text)        # the Markdown inside <proposed_plan>…</proposed_plan>
     steps = parse_steps(block)                 # [PlanStep(id="1", text="…", depends_on=[], agent=None)]
@@ -22,7 +22,7 @@ APPROVED_NOTE = "ama.plan_approved"
 TODO_TYPE = "ama.todo"
 
 STATUSES = ("proposed", "approved", "rejected", "superseded")
-DECISIONS = ("approve", "approve_fresh", "revise", "reject")
+DECISIONS = ("approve", "approve_fresh", "approve_compact", "revise", "reject")
 UNATTENDED = ("stop", "approve")
 APPROVED_PROMPT = "The plan is approved. Go ahead."
 #: prompts between two short reminders of plan mode

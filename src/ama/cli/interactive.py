@@ -327,6 +327,9 @@ class Interactive:
         elif result.record.status == "FAILED":
             r.line(r.style(f"failed: {result.record.error_message or result.record.terminal_reason}", "31"))
         r.line(r.style(r.usage_line(self.assistants[start:]), "2"))
+        from ama.cli import plan_panel
+
+        await plan_panel.offer(self)  # a plan proposed in this run: the panel's answers
 
     async def _restore_on_cancel(self, text: str) -> None:
         """Interrupted before any reply text or tool call: withdraw the turn and refill the

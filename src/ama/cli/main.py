@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "config": ("ama.cli.config", "list, get, set and unset configuration keys"),
     "skills": ("ama.cli.skills", "list the skills the agent finds (SKILL.md folders)"),
     "templates": ("ama.cli.templates", "list the prompt templates (/name slash commands)"),
+    "plans": ("ama.cli.plans", "list, show and remove this project's plans (.ama/plans/)"),
 }
 
 

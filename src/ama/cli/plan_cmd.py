@@ -1,16 +1,18 @@
 """``/plan`` in the interactive modes, and the plan panel printed when a plan is proposed.
 
 ``/plan`` enters plan mode (or shows the pending plan); ``/plan approve [MODE]``,
-``/plan fresh [MODE]`` (approve into a new session), ``/plan revise FEEDBACK``, ``/plan reject``
-answer it; ``/plan off`` leaves plan mode.
-docs/plans.md has the rules; the answers go through ``agent.plans.respond``.
+``/plan fresh [MODE]`` (approve into a new session), ``/plan compact [MODE]`` (compact, then
+implement), ``/plan revise FEEDBACK``, ``/plan reject`` answer it; ``/plan off`` leaves plan mode.
+docs/plan.md has the rules; the answers go through ``agent.plans.respond``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-USAGE = "/plan [show | approve [MODE] | fresh [MODE] | revise FEEDBACK | reject | off]"
+from ama.cli import plan_panel
+
+USAGE = "/plan [show | approve [MODE] | fresh [MODE] | compact [MODE] | revise FEEDBACK | reject | off]"
 
 
 def attach(app: Any, agent: Any) -> None:
@@ -22,7 +24,10 @@ def attach(app: Any, agent: Any) -> None:
         if ev["type"] in ("tool_execution_start", "tool_execution_end"):
             in_todo_tool[0] = ev["type"] == "tool_execution_start" and ev.get("toolName") == "todo"
         elif ev["type"] == "plan_proposed":
-            _panel(app, ev.get("title") or "plan", ev.get("version", 1), ev.get("markdown", ""), ev.get("filePath"))
+            full = getattr(app.ui, "full", False)  # there plan_panel.offer asks when the run settles
+            title, version = ev.get("title") or "plan", ev.get("version", 1)
+            _panel(app, title, version, ev.get("markdown", ""), ev.get("filePath"), hint=not full)
+            plan_panel.on_proposed(app)
         elif ev["type"] == "todo_updated" and not in_todo_tool[0]:
             from ama.tools.todo import render
 
@@ -31,13 +36,12 @@ def attach(app: Any, agent: Any) -> None:
     agent.subscribe(on_event)
 
 
-def _panel(app: Any, title: str, version: int, markdown: str, path: str | None) -> None:
+def _panel(app: Any, title: str, version: int, markdown: str, path: str | None, *, hint: bool = True) -> None:
     r = app.renderer
-    r.line(r.style(f"── plan: {title} (v{version}) " + "─" * max(0, 40 - len(title)), "36"))
-    r.line(r.render_markdown(markdown))
-    if path:
-        r.line(r.style(f"saved as {path}", "2"))
-    r.line(r.style("answer: /plan approve [MODE] · /plan revise FEEDBACK · /plan reject", "36"))
+    plan_panel.render(app, title, version, markdown, path)
+    if hint:
+        answers = "/plan approve [MODE] · /plan fresh · /plan compact · /plan revise FEEDBACK · /plan reject"
+        r.line(r.style(f"answer: {answers}", "36"))
 
 
 async def cmd_plan(app: Any, arg: str) -> None:
@@ -60,7 +64,7 @@ async def cmd_plan(app: Any, arg: str) -> None:
             a.set_permission_mode(a.plans.pre_plan_mode())
         r.line(f"permissions: {a.permissions.mode}")
         return
-    if verb not in ("approve", "fresh", "revise", "reject"):
+    if verb not in ("approve", "fresh", "compact", "revise", "reject"):
         r.line(r.style(f"unknown /plan action {verb!r}; use {USAGE}", "31"))
         return
     if pending is None:
@@ -68,18 +72,20 @@ async def cmd_plan(app: Any, arg: str) -> None:
         return
     if verb == "revise" and not rest:
         rest = (await app.ui.read("what should change? ") or "").strip()
-    decision = "approve_fresh" if verb == "fresh" else verb
-    data, task = a.plans.respond(
-        pending.id, decision, mode=(rest or None) if verb in ("approve", "fresh") else None,
+    decision = {"fresh": "approve_fresh", "compact": "approve_compact"}.get(verb, verb)
+    data, task = await a.plans.answer(
+        pending.id, decision, mode=(rest or None) if verb in ("approve", "fresh", "compact") else None,
         feedback=rest if verb == "revise" else None, allow_fresh=True,
     )  # fmt: skip
     if verb == "fresh":
         plan = a.plans.get(pending.id)
+        model = a.model.ref
         await app._switch("memory" if app.args.no_session else "new")
         r.line(f"approved plan v{data['version']} into this new session; permissions: {data['mode']}")
-        task = app.agent.plans.begin_fresh(plan, data["mode"])
-    elif verb == "approve":
-        r.line(f"approved plan v{data['version']}; permissions: {data['mode']}")
+        task = app.agent.plans.begin_fresh(plan, data["mode"], model=model)
+    elif verb in ("approve", "compact"):
+        how = "" if verb == "approve" else (" after compacting" if data.get("compacted") else " (not compacted)")
+        r.line(f"approved plan v{data['version']}{how}; permissions: {data['mode']}")
     elif verb == "reject":
         r.line("rejected; still in plan mode")
     if task is not None:

@@ -99,6 +99,7 @@ KEYS: dict[str, Key] = {
             "A plan proposed with no one to answer (-p, RPC without 'plans'): stop, or approve and run it.",
             _only("stop"),
         ),
+        Key("plan.model", "str", None, "Model (provider/id) used in plan mode; the previous model returns when plan mode ends.", "any"),
         Key("ui.restoreOnCancel", "bool", True, "Esc before any reply withdraws the turn and refills the prompt."),
         Key(
             "checkpoints.mode",

@@ -114,8 +114,21 @@ class AcpAgent:
         for w in warnings:
             log.warning("%s", w)
         s = AcpSession(acp_id or agent.session.id, agent, self.conn, broker)
+        s.opener = lambda: self._fresh(cwd, broker)
         self.sessions[s.acp_id] = s
         return s
+
+    def _fresh(self, cwd: str, broker: Any) -> Any:
+        """A new ama session in ``cwd`` for an ACP session (a plan approved into a fresh one)."""
+        from ama.agent.compose import build_agent
+        from ama.agent.options import agent_options
+
+        opts = agent_options(self.args, broker=broker)
+        opts.cwd, opts.session = cwd, "memory" if self.args.no_session else "new"
+        agent, warnings = build_agent(opts)
+        for w in warnings:
+            log.warning("%s", w)
+        return agent
 
     def _note_mcp(self, mcp_servers: Any) -> None:
         if mcp_servers:

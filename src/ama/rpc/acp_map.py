@@ -343,7 +343,7 @@ class EventMapper:
             return [self._end(ev)]
         if kind == "todo_updated":
             return [{"sessionUpdate": "plan", "entries": plan_entries(ev.get("items"))}]
-        if kind == "plan_proposed":  # the proposed steps, all pending until approved (docs/plans.md)
+        if kind == "plan_proposed":  # the proposed steps, all pending until approved (docs/plan.md)
             steps = [{"text": st.get("text", ""), "status": "pending"} for st in ev.get("steps") or [] if isinstance(st, dict)]
             return [{"sessionUpdate": "plan", "entries": plan_entries(steps)}]
         if kind == "permission_mode_changed":

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ama.agent.events import plain
 from ama.permissions import Answer
-from ama.rpc import acp_config, acp_history, acp_map, acp_prompt
+from ama.rpc import acp_config, acp_history, acp_map, acp_plan, acp_prompt
 
 if TYPE_CHECKING:
     from ama.agent.session import AgentSession
@@ -115,14 +115,23 @@ class AcpSession:
         self.mapper = acp_map.EventMapper(cwd=agent.cwd)
         self.outbox = Outbox(self._send)
         self.cancelled = False
+        #: a plan was proposed in the running prompt: the client is asked when it settles
+        self.proposed = False
+        #: the client is being asked about a proposed plan (the prompt is still open)
+        self.asking = False
+        #: opens a new ama session for this ACP session (a plan approved into a fresh session)
+        self.opener: Callable[[], AgentSession] | None = None
         broker.session = self
         self._unsubscribe = agent.subscribe(self._on_event)
+        agent.plans.client_answers = lambda: True  # acp_plan.py asks the client
 
     async def _send(self, update: dict[str, Any]) -> None:
         note = self.schema.SessionNotification.model_validate({"sessionId": self.acp_id, "update": update})
         await self.conn.session_update(session_id=self.acp_id, update=note.update)
 
     def _on_event(self, ev: dict[str, Any]) -> None:
+        if ev.get("type") == "plan_proposed":
+            self.proposed = True
         for update in self.mapper.on_event(ev):
             self.outbox.put(update)
         if ev.get("type") in acp_config.CHANGE_EVENTS:
@@ -148,15 +157,17 @@ class AcpSession:
         from ama.errors import AmaError, Busy
         from ama.messages import ImageContent
 
-        if self.agent.busy:
+        if self.agent.busy or self.asking:  # asking: the prompt waits for the plan's answer
             raise Busy("a prompt is already running in this session; cancel it first")
         text, images = acp_prompt.prompt_input(blocks)
         imgs = [ImageContent(data=i["data"], mime_type=i["mimeType"]) for i in images]
         self.cancelled = False
+        self.proposed = False
         task = self.agent.start(text, imgs or None)
         assert task is not None
         try:
             result = await asyncio.shield(task)
+            result = await acp_plan.settle(self, result)  # a proposed plan: ask, then execute it
         except asyncio.CancelledError:  # the connection is closing: stop the run
             self.agent.abort()
             await self.agent.wait_idle()
@@ -176,7 +187,23 @@ class AcpSession:
             raise AmaError(rec.error_code or "run_failed", rec.error_message or error or "the run failed")
         return reason
 
+    async def fresh_agent(self) -> None:
+        """Put a new ama session behind this ACP session (the old one is closed)."""
+        from ama.errors import AmaError
+
+        if self.opener is None:
+            raise AmaError("unsupported", "this ACP session cannot open a new session")
+        agent = self.opener()
+        old = self.agent
+        self._unsubscribe()
+        self.agent = agent
+        self._unsubscribe = agent.subscribe(self._on_event)
+        agent.plans.client_answers = lambda: True
+        await old.close()
+
     def cancel(self) -> None:
+        if self.asking:  # a plan approval is open: it counts as not answered
+            self.cancelled = True
         if self.agent.busy:
             self.cancelled = True
             self.agent.abort()

@@ -448,7 +448,7 @@ async def cmd_search(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
     return {"hits": [h.to_json() for h in hits], "more": more}
 
 
-# --- plans (docs/plans.md) -----------------------------------------------------------------
+# --- plans (docs/plan.md) -----------------------------------------------------------------
 
 
 @command(
@@ -457,15 +457,16 @@ async def cmd_search(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
 )  # fmt: skip
 async def cmd_plan_response(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
     plans = srv.agent.plans
-    data, task = plans.respond(
+    data, task = await plans.answer(
         p["planId"], p["decision"], mode=p.get("mode"), feedback=p.get("feedback"),
         edited_markdown=p.get("editedMarkdown"), allow_fresh=True,
     )  # fmt: skip
     if data["decision"] == "approve_fresh":  # the plan is the first message of a new session
         plan = plans.get(data["planId"])
         assert plan is not None
+        model = srv.agent.model.ref  # the model to execute with (plan.model has been left)
         await srv.switch("memory" if srv.args.no_session else "new", reason="new")
-        task = srv.agent.plans.begin_fresh(plan, data["mode"])
+        task = srv.agent.plans.begin_fresh(plan, data["mode"], model=model)
         data["sessionId"] = srv.agent.session.id
     srv.track(task)
     return data
