@@ -7,6 +7,7 @@ from typing import Any
 from ama.agent.events import plain
 from ama.errors import NotFound
 from ama.messages import AssistantMessage, TextContent, UserMessage, text_of
+from ama.session.external_usage import session_external
 from ama.session.history import count
 
 
@@ -58,7 +59,7 @@ def session_stats(session: Any) -> dict[str, Any]:
             calls += sum(1 for b in e.message.content if type(b).__name__ == "ToolCall")
             if hasattr(u.cost, "total"):
                 cost += u.cost.total  # type: ignore[union-attr]
-    return {
+    stats: dict[str, Any] = {
         "sessionId": session.id,
         "sessionFile": session.path,
         "userMessages": c.user,
@@ -69,6 +70,10 @@ def session_stats(session: Any) -> dict[str, Any]:
         "tokens": tokens,
         "cost": round(cost, 6),
     }
+    external = session_external(session.entries)
+    if external["agents"] or external["invalid"]:
+        stats["external"] = external  # only in sessions that ran external agents
+    return stats
 
 
 def user_entries_on_branch(session: Any) -> list[Any]:
