@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import shutil
+import subprocess
 from pathlib import Path
 
 from ama.agent.views import session_stats
 from ama.session.external_usage import usage_row
 from ama.session.store import Session
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, ama_cmd
 from tests.session.helpers import simple_session
 
 PARENT = FIXTURES / "external" / "parent-session.jsonl"
@@ -50,3 +52,24 @@ def test_usage_row_rejects_damaged_records() -> None:
     for bad in (None, [], {"unit": "usd", "amount": 1}, {"agent": "x", "unit": "usd", "amount": -1},
                 {"agent": "x", "unit": "usd", "amount": True}, {"agent": "x", "unit": "usd"}):  # fmt: skip
         assert usage_row(bad) is None
+
+
+def _ama_stats(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(ama_cmd("stats", "--all", *args), capture_output=True, text=True, timeout=120)
+
+
+def test_ama_stats_external_usage_scanned_and_indexed(sessions_dir: Path) -> None:
+    d = sessions_dir / "--work-proj--"
+    d.mkdir()
+    shutil.copy(PARENT, d / PARENT.name)
+    scanned = json.loads(_ama_stats("--json", "--no-cache").stdout)
+    indexed = json.loads(_ama_stats("--json").stdout)
+    assert scanned["files"]["scanned"] == 1 and indexed["files"]["cached"] + indexed["files"]["scanned"] == 1
+    ext = scanned["external"]
+    assert ext == indexed["external"]  # the index and the scan agree
+    assert (ext["sessions"], ext["turns"], ext["cost"], ext["requests"]) == (3, 4, 0.0197231, 1)
+    assert [a["agent"] for a in ext["agents"]] == ["acp:ama", "claude", "codex"]
+    assert scanned["cost"] is None  # the parent's own requests are unpriced; external cost is apart
+    human = _ama_stats().stdout
+    line = next(ln for ln in human.splitlines() if ln.startswith("External agents"))
+    assert line.split(None, 2)[2] == "acp:ama 1 turn · claude 2 turns, $0.0197, 39.8k tokens · codex 1 turn, 24.9k tokens"
