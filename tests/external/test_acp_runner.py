@@ -176,3 +176,21 @@ async def test_a_program_that_is_not_an_acp_agent_fails_clearly(tmp_path: Path) 
     res = await _run(req, FakeHost(answers=["allow"]), config)
     assert res.status == "failed"
     assert res.error == "acp:notacp exited with code 3 during initialize"
+
+
+async def test_first_run_is_remembered_per_parent_session_not_per_task_host(tmp_path: Path) -> None:
+    from ama.agent.external.base import confirm_first_run
+
+    class TaskHost(FakeHost):  # the sub-agents side makes one host per task, with its parent
+        def __init__(self, parent: object, answers: list[str]) -> None:
+            super().__init__(answers)
+            self.parent = parent
+
+    parent, other = object(), object()
+    req = _req(tmp_path)
+    a = TaskHost(parent, ["allow"])
+    assert await confirm_first_run(a, req, "ask", "note") and len(a.asks) == 1
+    b = TaskHost(parent, [])
+    assert await confirm_first_run(b, req, "ask", "note") and b.asks == []
+    c = TaskHost(other, [""])
+    assert not await confirm_first_run(c, req, "ask", "note") and len(c.asks) == 1

@@ -30,8 +30,9 @@ class ExternalTaskResult:
 
 
 class ExternalTaskHost(Protocol):
-    """Implemented by the sub-agents side, one object per parent session (the first-run
-    confirmation is remembered per host object)."""
+    """Implemented by the sub-agents side. The first-run confirmation is remembered per
+    :func:`confirm_scope` of the host (its ``confirm_scope`` or ``parent`` attribute when it
+    has one, else the host object): the parent session."""
 
     def update(self, payload: dict[str, Any]) -> None: ...
 
@@ -142,15 +143,27 @@ _confirmed: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary
 _confirmed_by_id: dict[int, set[str]] = {}  # hosts that cannot be weakly referenced
 
 
+def confirm_scope(host: Any) -> Any:
+    """What the first-run confirmation is remembered for: the host's ``confirm_scope`` or
+    ``parent`` (the parent session, when the host is made per task), else the host itself."""
+    for attr in ("confirm_scope", "parent"):
+        scope = getattr(host, attr, None)
+        if scope is not None:
+            return scope
+    return host
+
+
 def _seen(host: Any) -> set[str]:
+    scope = confirm_scope(host)
     try:
-        return _confirmed.setdefault(host, set())
+        return _confirmed.setdefault(scope, set())
     except TypeError:
-        return _confirmed_by_id.setdefault(id(host), set())
+        return _confirmed_by_id.setdefault(id(scope), set())
 
 
 async def confirm_first_run(host: ExternalTaskHost, req: ExternalTaskRequest, mode: str, note: str) -> bool:
-    """Ask once per host (parent session) and agent before the agent first runs; True to go on.
+    """Ask once per parent session (:func:`confirm_scope`) and agent before the agent first
+    runs; True to go on.
     A continued external session was confirmed when it started."""
     seen = _seen(host)
     if req.agent in seen or req.session_id is not None:
