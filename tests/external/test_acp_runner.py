@@ -4,6 +4,8 @@ runner's ACP client side, with a fake task host."""
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -35,10 +37,11 @@ async def test_acp_ama_end_to_end_with_three_approvals_flow(tmp_path: Path, ama_
     model = write_script(
         tmp_path / "s.json",
         [
-            {"toolCalls": [{"id": "b1", "name": "bash", "arguments": {"command": "echo from-child > out.txt"}}]},
-            {"thinking": "Checked.", "text": ["The file ", "is written."]},
+            {"toolCalls": [{"id": "b1", "name": "bash", "arguments": {"command": "echo from-child > out.txt"}}],
+             "usage": {"input": 100, "output": 20, "cacheRead": 1000}},
+            {"thinking": "Checked.", "text": ["The file ", "is written."], "usage": {"input": 30, "output": 9}},
         ],
-    )
+    )  # fmt: skip
     host = FakeHost(answers=["allow", "allow_once"])  # the first run, then the child's bash
     res = await _run(_req(tmp_path, "write out.txt"), host, _config(model))
     assert res.status == "completed", res.error
@@ -69,9 +72,12 @@ async def test_acp_ama_end_to_end_with_three_approvals_flow(tmp_path: Path, ama_
     assert host.of("ama.agent-session") == [
         {"agent": "acp:ama", "runner": "acp:ama", "sessionId": res.session_id, "cwd": str(tmp_path), "taskId": "t1"}
     ]
+    # the child reports its run's usage in the prompt response (rpc/acp_usage.py)
+    tokens = {"input": 130, "output": 29, "cacheRead": 1000, "cacheWrite": 0}
     assert host.of("ama.agent-usage") == [
-        {"agent": "acp:ama", "sessionId": res.session_id, "unit": "requests", "amount": 1}
+        {"agent": "acp:ama", "sessionId": res.session_id, "unit": "tokens", "amount": 1159, "tokens": tokens}
     ]
+    assert res.usage == {**tokens, "cost": {"total": 0.0}}
 
 
 async def test_continue_loads_the_session_without_replaying_it_and_confirms_once(tmp_path: Path) -> None:
@@ -194,3 +200,49 @@ async def test_first_run_is_remembered_per_parent_session_not_per_task_host(tmp_
     assert await confirm_first_run(b, req, "ask", "note") and b.asks == []
     c = TaskHost(other, [""])
     assert not await confirm_first_run(c, req, "ask", "note") and len(c.asks) == 1
+
+
+async def test_cancel_before_the_agent_answers_kills_its_process_group(tmp_path: Path) -> None:
+    """An agent that never answers initialize and ignores SIGTERM and stdin EOF: a cancel
+    still ends the task, and the agent and its children are gone."""
+    pids = tmp_path / "pids"
+    stubborn = tmp_path / "stubborn"
+    stubborn.write_text(
+        f"#!{sys.executable}\n"
+        "import os, signal, subprocess, sys, time\n"
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        "child = subprocess.Popen(['sleep', '600'])\n"
+        f"open({str(pids)!r}, 'w').write(f'{{os.getpid()}} {{child.pid}}')\n"
+        "sys.stdin.close()\n"
+        "time.sleep(600)\n"
+    )
+    stubborn.chmod(0o755)
+    config = {"agents.external.allow": ["acp:stubborn"],
+              "agents.external.agents": {"acp:stubborn": {"command": str(stubborn), "confirm": False}}}  # fmt: skip
+    cancel = asyncio.Event()
+
+    async def cancel_when_started() -> None:
+        while not pids.exists() or not pids.read_text():
+            await asyncio.sleep(0.05)
+        cancel.set()
+
+    req = ExternalTaskRequest(agent="acp:stubborn", prompt="x", cwd=str(tmp_path), task_id="t")
+    waiter = asyncio.create_task(cancel_when_started())
+    res = await _run(req, FakeHost(), config, cancel)
+    await waiter
+    assert res.status == "aborted" and res.error == "cancelled before the agent started"
+    for pid in map(int, pids.read_text().split()):
+        assert not _alive(pid), pid
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie (not yet reaped by its parent) is dead for our purpose
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ", 1)[1][0] != "Z"
+    except OSError:
+        return False

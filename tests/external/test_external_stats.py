@@ -73,3 +73,19 @@ def test_ama_stats_external_usage_scanned_and_indexed(sessions_dir: Path) -> Non
     human = _ama_stats().stdout
     line = next(ln for ln in human.splitlines() if ln.startswith("External agents"))
     assert line.split(None, 2)[2] == "acp:ama 1 turn · claude 2 turns, $0.0197, 39.8k tokens · codex 1 turn, 24.9k tokens"
+
+
+def test_acp_prompt_response_usage_and_cost(sessions_dir: Path) -> None:
+    from ama.messages import AssistantMessage, Cost, TextContent, Usage
+    from ama.rpc.acp_usage import mark, usage_since
+
+    s = simple_session(sessions_dir, turns=1)
+    start = mark(s)
+    assert usage_since(s, start) is None  # no model request yet
+    u = Usage(input=7, output=3, cache_read=11, cache_write=2, total_tokens=23, cost=Cost(total=0.0025))
+    s.append_message(AssistantMessage(content=[TextContent(text="x")], api="anthropic-messages",
+                                      provider="anthropic", model="m", usage=u, stop_reason="stop"))  # fmt: skip
+    assert usage_since(s, start) == {
+        "usage": {"totalTokens": 23, "inputTokens": 7, "outputTokens": 3, "cachedReadTokens": 11, "cachedWriteTokens": 2},
+        "_meta": {"cost": {"amount": 0.0025, "currency": "USD"}},
+    }

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ama.agent.events import plain
 from ama.permissions import Answer
-from ama.rpc import acp_config, acp_history, acp_map, acp_prompt
+from ama.rpc import acp_config, acp_history, acp_map, acp_prompt, acp_usage
 
 if TYPE_CHECKING:
     from ama.agent.session import AgentSession
@@ -115,6 +115,7 @@ class AcpSession:
         self.mapper = acp_map.EventMapper(cwd=agent.cwd)
         self.outbox = Outbox(self._send)
         self.cancelled = False
+        self.usage_mark = 0  # entries before the running prompt (acp_usage)
         broker.session = self
         self._unsubscribe = agent.subscribe(self._on_event)
 
@@ -153,6 +154,7 @@ class AcpSession:
         text, images = acp_prompt.prompt_input(blocks)
         imgs = [ImageContent(data=i["data"], mime_type=i["mimeType"]) for i in images]
         self.cancelled = False
+        self.usage_mark = acp_usage.mark(self.agent.session)
         task = self.agent.start(text, imgs or None)
         assert task is not None
         try:

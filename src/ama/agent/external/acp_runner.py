@@ -209,7 +209,9 @@ async def _set_model(conn: Any, sid: str, req: ExternalTaskRequest, options: lis
 
 
 def _finish_usage(client: _Client, prompt: asyncio.Future[Any]) -> None:
-    """Usage of the turn (the response's usage, else the cost delta of usage_update) and its record."""
+    """Usage of the turn and its record: tokens from the response's ``usage``; cost from the
+    ``usage_update`` notifications (their cumulative cost's change), else the response's
+    ``_meta.cost``."""
     usage = Usage()
     resp = prompt.result() if prompt.done() and not prompt.cancelled() and prompt.exception() is None else None
     u = getattr(resp, "usage", None)
@@ -221,8 +223,12 @@ def _finish_usage(client: _Client, prompt: asyncio.Future[Any]) -> None:
             cache_write=u.cached_write_tokens or 0,
             known=True,
         )
+    meta = getattr(resp, "field_meta", None) or {}
+    cost = meta.get("cost") if isinstance(meta, dict) else None
     if client.cost_seen is not None:
         usage.cost = max(0.0, client.cost_seen - (client.cost_before or 0.0))
+    elif isinstance(cost, dict) and isinstance(cost.get("amount"), int | float):
+        usage.cost = float(cost["amount"])  # ama's own prompt responses (rpc/acp_usage.py)
     client.turn.usage.add(usage)
     if client.session_id is not None:
         record_usage(client.host, client.req, client.session_id, usage)
