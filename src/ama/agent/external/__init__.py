@@ -21,6 +21,7 @@ from ama.agent.external.base import (
     failed,
 )
 from ama.agent.external.probe import list_external_agents
+from ama.agent.external.proc import race
 from ama.agent.external.settings import SettingsError, allow_list, is_allowed, spec_for
 
 __all__ = [
@@ -65,8 +66,10 @@ async def run_external_task(
         note = f"{req.agent} runs outside ama's tools and sandbox with its own permissions ({mode})"
         runner = run_cli(req, spec, program, host, cancel)
     try:
-        if spec.confirm and not await confirm_first_run(host, req, mode, note):
-            return failed(req, f"running {req.agent} was declined")
+        if spec.confirm:
+            asked, ok = await race(confirm_first_run(host, req, mode, note), cancel)
+            if asked and not ok:
+                return failed(req, f"running {req.agent} was declined")
         if cancel.is_set():
             return ExternalTaskResult("aborted", "", req.session_id, Usage().to_result(), "cancelled")
         return await runner

@@ -135,7 +135,8 @@ class ClaudeStream(Stream):
         if event.get("is_error") or sub.startswith("error"):
             self.status = "failed"
             detail = {"error_max_turns": "stopped at its turn limit", "error_during_execution": "failed during execution"}
-            self.error = f"claude {detail.get(sub, sub or 'failed')}" + (f": {text}" if isinstance(text, str) and text else "")
+            what = detail.get(sub) or ("failed" if sub in ("", "success") else sub)
+            self.error = f"claude {what}" + (f": {text}" if isinstance(text, str) and text else "")
         else:
             self.status = "completed"
 

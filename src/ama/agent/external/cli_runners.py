@@ -21,7 +21,7 @@ from ama.agent.external.base import (
     result,
 )
 from ama.agent.external.cli_events import ClaudeStream, CodexStream, Stream
-from ama.agent.external.proc import Child
+from ama.agent.external.proc import STDIO_LIMIT, Child
 from ama.agent.external.settings import AgentSpec
 
 INTERRUPT_GRACE = 5.0  # after SIGINT, how long the CLI may take to exit on its own
@@ -132,7 +132,14 @@ async def _drive(
 async def _read(
     out: asyncio.StreamReader, stream: Stream, host: ExternalTaskHost, req: ExternalTaskRequest, recorded: set[str]
 ) -> None:
-    while line := await out.readline():
+    while True:
+        try:
+            line = await out.readline()
+        except ValueError:  # a line over the 50 MB limit: the stream cannot be followed
+            stream.error = stream.error or f"{req.agent} printed a line longer than {STDIO_LIMIT // 2**20} MB"
+            return
+        if not line:
+            return
         try:
             event = json.loads(line)
         except ValueError:
