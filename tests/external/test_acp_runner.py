@@ -246,3 +246,21 @@ def _alive(pid: int) -> bool:
             return f.read().split(") ", 1)[1][0] != "Z"
     except OSError:
         return False
+
+
+async def test_an_agent_with_an_unreadable_reply_fails_the_task(tmp_path: Path) -> None:
+    bad = tmp_path / "bad-acp"
+    bad.write_text(
+        f"#!{sys.executable}\n"
+        "import json, sys\n"
+        "req = json.loads(sys.stdin.readline())\n"
+        "print(json.dumps({'jsonrpc': '2.0', 'id': req['id'], 'result': {'protocolVersion': 'one'}}), flush=True)\n"
+        "sys.stdin.read()\n"
+    )
+    bad.chmod(0o755)
+    config = {"agents.external.allow": ["acp:bad-acp"],
+              "agents.external.agents": {"acp:bad-acp": {"command": str(bad), "confirm": False}}}  # fmt: skip
+    req = ExternalTaskRequest(agent="acp:bad-acp", prompt="x", cwd=str(tmp_path), task_id="t")
+    res = await _run(req, FakeHost(), config)
+    assert res.status == "failed"
+    assert res.error is not None and res.error.startswith("acp:bad-acp sent an unreadable reply to initialize: ")

@@ -160,6 +160,8 @@ async def _drive(
         await child.wait(2.0)
         where = "mid-turn" if step == "session/prompt" else f"during {step}"
         return result("failed", turn, f"{req.agent} {child.exit_note()} {where}")
+    except Exception as e:  # a reply the protocol models cannot read: the agent's fault, not ama's
+        return result("failed", turn, f"{req.agent} sent an unreadable reply to {step}: {type(e).__name__}: {e}")
     finally:
         with contextlib.suppress(Exception):
             await conn.close()

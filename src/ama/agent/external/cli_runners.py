@@ -146,7 +146,11 @@ async def _read(
             continue  # a stray non-JSON line (a warning printed to stdout)
         if not isinstance(event, dict):
             continue
-        for payload in stream.feed(event):
+        try:
+            payloads = stream.feed(event)
+        except (AttributeError, KeyError, TypeError, ValueError):
+            continue  # an event of an unexpected shape (a newer CLI): skipped, the stream goes on
+        for payload in payloads:
             host.update(payload)
         if stream.session_id is not None and stream.session_id not in recorded:
             recorded.add(stream.session_id)
