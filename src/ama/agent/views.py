@@ -7,6 +7,7 @@ from typing import Any
 from ama.agent.events import plain
 from ama.errors import NotFound
 from ama.messages import AssistantMessage, TextContent, UserMessage, text_of
+from ama.session.external_usage import session_external
 from ama.session.history import count
 
 
@@ -56,7 +57,7 @@ def session_stats(session: Any) -> dict[str, Any]:
             calls += sum(1 for b in e.message.content if type(b).__name__ == "ToolCall")
     by_kind = usage_by_kind(session.entries)
     t = totals(by_kind)
-    return {
+    stats: dict[str, Any] = {
         "sessionId": session.id,
         "sessionFile": session.path,
         "userMessages": c.user,
@@ -70,6 +71,10 @@ def session_stats(session: Any) -> dict[str, Any]:
         "requestsByKind": {k: r["requests"] for k, r in by_kind.items()},
         "byKind": by_kind,
     }
+    external = session_external(session.entries)
+    if external["agents"] or external["invalid"]:
+        stats["external"] = external  # only in sessions that ran external agents
+    return stats
 
 
 def user_entries_on_branch(session: Any) -> list[Any]:

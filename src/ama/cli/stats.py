@@ -208,6 +208,9 @@ def _render(r: dict, q, args: argparse.Namespace, since: date | None, until: dat
         )
         rows.append(("Cost", human_cost(r["cost"]) + note))
     rows.append(("Errors / retries", f"{r['errors']} / {r['retries']}"))
+    ext = r.get("external") or {}
+    if ext.get("agents"):
+        rows.append(("External agents", " · ".join(_external_agent(a) for a in ext["agents"])))
     for label, value in rows:
         out(f"{label:<18}{value}\n")
     if q.by is not None and r.get("groups"):
@@ -224,6 +227,17 @@ def _render(r: dict, q, args: argparse.Namespace, since: date | None, until: dat
         width = max(len(x["name"]) for x in r["tools"])
         for x in r["tools"]:
             out(f"  {x['name']:<{width}}  {x['calls']}\n")
+
+
+def _external_agent(a: dict) -> str:
+    """``claude 2 turns, $0.0197, 39.8k tokens``: one external agent's usage (docs/external-agents.md)."""
+    parts = [f"{a['agent']} {a['turns']} turn{'s' if a['turns'] != 1 else ''}"]
+    if a["cost"]:
+        parts.append(human_cost(a["cost"]))
+    tokens = sum(a["tokens"].values())
+    if tokens:
+        parts.append(f"{human_count(tokens)} tokens")
+    return ", ".join(parts)
 
 
 def _table(groups: list[dict]) -> None:

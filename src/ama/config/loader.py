@@ -73,6 +73,8 @@ def check_value(key: Key, value: Any) -> str | None:
     }.get(t, True)
     if not ok and t == "float":
         return f"must be a number greater than 0 and at most 1, got {value!r}"
+    if ok and key.check is not None:
+        return key.check(value)
     return None if ok else f"must be of type {t}, got {value!r}"
 
 

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ama.config import external_agents as _ext
+
 
 @dataclass(frozen=True)
 class Key:
@@ -23,6 +25,8 @@ class Key:
     default: Any
     description: str
     project: str | Callable[[Any, Any], bool] = "no"
+    #: a deeper check of a value of the right type: an error message, or None
+    check: Callable[[Any], str | None] | None = None
 
     def choices(self) -> list[str] | None:
         return self.type.split("|") if "|" in self.type else None
@@ -133,6 +137,21 @@ KEYS: dict[str, Key] = {
             1024,
             "Most processes one sandboxed bash call may run (fork bombs); 0 = no limit.",
             _tighter_limit,
+        ),
+        Key(
+            "agents.external.allow",
+            "list[str]",
+            _ext.DEFAULT_ALLOW,
+            "External agents a task may run: claude, codex, acp:<program>, acp:* (docs/external-agents.md).",
+            _ext.narrower_allow,
+            _ext.check_allow,
+        ),
+        Key(
+            "agents.external.agents",
+            "object",
+            {},
+            "Per external agent {command, args, env, confirm} (docs/external-agents.md).",
+            check=_ext.check_agents,
         ),
     ]
 }

@@ -155,6 +155,22 @@ def m003_catalog_metadata(db: sqlite3.Connection) -> None:
     )
 
 
+@migration
+def m004_external_usage(db: sqlite3.Connection) -> None:
+    """``ama.agent-usage`` records summed per file, day, agent and external session
+    (docs/external-agents.md); cost in units of 1e-10 USD."""
+    db.execute(
+        "CREATE TABLE stat_external ("
+        " file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,"
+        " day TEXT NOT NULL, agent TEXT NOT NULL, session_id TEXT NOT NULL,"
+        " turns INTEGER NOT NULL, cost_units INTEGER NOT NULL, input INTEGER NOT NULL,"
+        " output INTEGER NOT NULL, cache_read INTEGER NOT NULL, cache_write INTEGER NOT NULL,"
+        " requests INTEGER NOT NULL,"
+        " PRIMARY KEY (file_id, day, agent, session_id)"
+        ") WITHOUT ROWID"
+    )
+
+
 def path() -> str:
     from ama.config.paths import data_dir
 

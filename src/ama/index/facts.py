@@ -38,6 +38,7 @@ from ama.index.rows import (
     R_RETRIES,
 )
 from ama.index.timeutil import Days, ts_ms
+from ama.session.external_usage import USAGE_RECORD, usage_row
 from ama.session.reader import DECODE_ERRORS
 
 _ID = rb'"id":"[^"\\\n]*","parentId":(?:null|"[^"\\\n]*"),"timestamp":"[^"\\\n]*",'
@@ -46,7 +47,7 @@ RELEVANT = re.compile(
     rb'\n(?!\{"type":"(?:'
     rb'message",' + _ID + rb'"message":\{"role":"(?:toolResult|bashExecution|system|custom)"'
     rb'|label"|session_info"|thinking_level_change"|custom_message"|leaf"'
-    rb'|custom",' + _ID + rb'"customType":"(?!ama\.request")[^"\\\n]*"'
+    rb'|custom",' + _ID + rb'"customType":"(?!ama\.request"|ama\.agent-usage")[^"\\\n]*"'
     rb"))"
 )
 
@@ -164,16 +165,17 @@ class StatsState(msgspec.Struct):
 
 
 class Facts:
-    __slots__ = ("req", "turns", "tools", "latency")
+    __slots__ = ("req", "turns", "tools", "latency", "external")
 
     def __init__(self) -> None:
         self.req: dict[tuple, list[int]] = {}  # (day, kind, p, m, c) -> 9 sums (rows.R_*)
         self.turns: dict[tuple, list[int]] = {}  # (day, p, m, c) -> [turns, duration_ms]
         self.tools: dict[tuple, int] = {}  # (day, name) -> calls
         self.latency: list[tuple] = []  # (day, p, m, c, purpose, ttfb, dur, status, attempt)
+        self.external: dict[tuple, list[int]] = {}  # (day, agent, session id) -> external_usage.COLUMNS
 
     def __bool__(self) -> bool:
-        return bool(self.req or self.turns or self.tools or self.latency)
+        return bool(self.req or self.turns or self.tools or self.latency or self.external)
 
 
 def _int(x: Any) -> int:
@@ -316,6 +318,24 @@ def _user(ts: Any, st: StatsState, f: Facts, days: Days) -> None:
     st.turn = [days(ms) if ms else "", ms, None, "", "", "", 0]
 
 
+def _external(e: _SLine, f: Facts, days: Days) -> None:
+    try:
+        data = msgspec.json.decode(e.data)
+    except DECODE_ERRORS:
+        return
+    found = usage_row(data)
+    if found is None:
+        return
+    sid = data.get("sessionId")
+    key = (days.of_ts(e.timestamp), found[0], sid if isinstance(sid, str) else "")
+    acc = f.external.get(key)
+    if acc is None:
+        f.external[key] = found[1]
+    else:
+        for i, v in enumerate(found[1]):
+            acc[i] += v
+
+
 def handle(line: bytes, st: StatsState, f: Facts, days: Days) -> None:
     if line.find(_ASSISTANT, 0, 300) > 0:
         try:
@@ -363,6 +383,8 @@ def handle(line: bytes, st: StatsState, f: Facts, days: Days) -> None:
             _row(f, (days.of_ts(e.timestamp), "conversation", ep[0], ep[1], ep[2]))[R_RETRIES] += 1
     elif t == "model_change":
         st.mc = [_s(e.provider), _s(e.model_id), _s(e.channel)]
+    elif t == "custom" and e.custom_type == USAGE_RECORD and len(e.data):
+        _external(e, f, days)
     elif t == "custom" and e.custom_type == "ama.request" and len(e.data):
         try:
             d = _request.decode(e.data)

@@ -56,12 +56,15 @@ class Gathered:
     * ``latency``: ``(file, cwd, day, provider, model, channel, purpose, ttfb, duration,
       status, attempt)``
     * ``tools``: calls per tool name within the range, summed over the files (every tool
-      call sits in a request of the same file and day, so it adds nothing per file)."""
+      call sits in a request of the same file and day, so it adds nothing per file)
+    * ``external``: ``(file, cwd, day, agent, session id, 7 sums)`` of ``ama.agent-usage``
+      records (``session.external_usage.COLUMNS``)."""
 
     def __init__(self) -> None:
         self.req: list[tuple] = []
         self.turns: list[tuple] = []
         self.latency: list[tuple] = []
+        self.external: list[tuple] = []
         self.tools: Counter[str] = Counter()
         self.counts = FileCounts()
 
@@ -93,6 +96,7 @@ def _scan_files(paths: list[str], q: StatsQuery) -> tuple:
     req: list[tuple] = []
     turns: list[tuple] = []
     latency: list[tuple] = []
+    external: list[tuple] = []
     tools: dict[str, int] = {}
     scanned = invalid = 0
     for path in paths:
@@ -118,10 +122,11 @@ def _scan_files(paths: list[str], q: StatsQuery) -> tuple:
         if turn is not None:
             turns.append((path, cwd, *turn[:4], 1, turn[4]))
         latency.extend((path, cwd, *r) for r in fx.latency)
+        external.extend((path, cwd, *k, *v) for k, v in fx.external.items())
         for (day, name), calls in fx.tools.items():
             if _in_range(q, day):
                 tools[name] = tools.get(name, 0) + calls
-    return req, turns, latency, tools, scanned, invalid
+    return req, turns, latency, tools, scanned, invalid, external
 
 
 def scan(root: str, q: StatsQuery) -> Gathered:
@@ -139,12 +144,13 @@ def scan(root: str, q: StatsQuery) -> Gathered:
             sizes.append(0)
     groups = fanout.split(paths, sizes, fanout.workers_for(sum(sizes)))
     g = Gathered()
-    for req, turns, latency, tools, scanned, invalid in fanout.run(
+    for req, turns, latency, tools, scanned, invalid, external in fanout.run(
         lambda idx: _scan_files([paths[i] for i in idx], q), groups
     ):
         g.req += req
         g.turns += turns
         g.latency += latency
+        g.external += external
         for name, calls in tools.items():
             g.tools[name] += calls
         g.counts.scanned += scanned
@@ -157,6 +163,10 @@ _REQ_COLS = (
     " s.cache_write, s.cost_units, s.priced, s.errors, s.retries"
 )
 _TURN_COLS = "s.day, s.provider, s.model, s.channel, s.turns, s.duration_ms"
+_EXT_COLS = (
+    "s.day, s.agent, s.session_id, s.turns, s.cost_units, s.input, s.output, s.cache_read, s.cache_write,"
+    " s.requests"
+)
 _LAT_COLS = (
     "s.day, s.provider, s.model, s.channel, s.purpose, s.ttfb_ms, s.duration_ms, s.http_status, s.attempt"
 )
@@ -185,6 +195,7 @@ def from_index(db: sqlite3.Connection, root_id: int, q: StatsQuery) -> Gathered:
         args,
     ).fetchall()
     g.latency = db.execute(f"SELECT s.file_id, f.cwd, {_LAT_COLS} FROM stat_latency s {join}", a).fetchall()
+    g.external = db.execute(f"SELECT s.file_id, f.cwd, {_EXT_COLS} FROM stat_external s {join}", a).fetchall()
     for name, calls in db.execute(f"SELECT s.name, sum(s.calls) FROM stat_tools s {join} GROUP BY s.name", a):
         g.tools[name] = calls
     (g.counts.invalid,) = db.execute(
@@ -393,7 +404,22 @@ def aggregate(g: Gathered, q: StatsQuery) -> dict:
             }
         )
     report["endpoints"] = eps
+    report["external"] = _external(g, q)
     return report
+
+
+def _external(g: Gathered, q: StatsQuery) -> dict:
+    """External agents' usage in range: ``session.external_usage.summarize`` over the rows,
+    ``sessions`` counting distinct external sessions per agent."""
+    from ama.session.external_usage import summarize
+
+    rows = []
+    sessions: dict[str, set[str]] = {}
+    for _fk, _cwd, day, agent, sid, *vals in g.external:
+        if _in_range(q, day):
+            rows.append((agent, list(vals)))
+            sessions.setdefault(agent, set()).add(sid)
+    return summarize(rows, sessions)
 
 
 def cached_report(db: sqlite3.Connection, root_id: int, q: StatsQuery) -> tuple[dict, int]:

@@ -308,6 +308,15 @@ def _write_facts(db: sqlite3.Connection, fid: int, chunk: X.Chunk) -> None:
             " calls=calls+excluded.calls",
             ((fid, day, name, n) for (day, name), n in fx.tools.items()),
         )
+    if fx.external:
+        db.executemany(
+            "INSERT INTO stat_external VALUES (?,?,?,?,?,?,?,?,?,?,?)"
+            " ON CONFLICT (file_id, day, agent, session_id) DO UPDATE SET"
+            " turns=turns+excluded.turns, cost_units=cost_units+excluded.cost_units, input=input+excluded.input,"
+            " output=output+excluded.output, cache_read=cache_read+excluded.cache_read,"
+            " cache_write=cache_write+excluded.cache_write, requests=requests+excluded.requests",
+            ((fid, *key, *vals) for key, vals in fx.external.items()),
+        )
     if fx.latency:
         db.executemany(
             "INSERT INTO stat_latency VALUES (?,?,?,?,?,?,?,?,?,?)", ((fid, *r) for r in fx.latency)

@@ -290,7 +290,11 @@ class AcpAgent:
             reason = await s.prompt(blocks)
         except AmaError as err:
             raise _request_error(err) from None
-        return PromptResponse(stop_reason=reason)
+        from ama.rpc.acp_usage import usage_since
+
+        return PromptResponse.model_validate(
+            {"stopReason": reason, **(usage_since(s.agent.session, s.usage_mark) or {})}
+        )
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         s = self.sessions.get(session_id)

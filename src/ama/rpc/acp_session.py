@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ama.agent.events import plain
 from ama.permissions import Answer
-from ama.rpc import acp_config, acp_history, acp_map, acp_plan, acp_prompt
+from ama.rpc import acp_config, acp_history, acp_map, acp_plan, acp_prompt, acp_usage
 
 if TYPE_CHECKING:
     from ama.agent.session import AgentSession
@@ -121,6 +121,7 @@ class AcpSession:
         self.asking = False
         #: opens a new ama session for this ACP session (a plan approved into a fresh session)
         self.opener: Callable[[], AgentSession] | None = None
+        self.usage_mark = 0  # entries before the running prompt (acp_usage)
         broker.session = self
         self._unsubscribe = agent.subscribe(self._on_event)
         agent.plans.client_answers = lambda: True  # acp_plan.py asks the client
@@ -163,6 +164,7 @@ class AcpSession:
         imgs = [ImageContent(data=i["data"], mime_type=i["mimeType"]) for i in images]
         self.cancelled = False
         self.proposed = False
+        self.usage_mark = acp_usage.mark(self.agent.session)
         task = self.agent.start(text, imgs or None)
         assert task is not None
         try:
@@ -197,6 +199,7 @@ class AcpSession:
         old = self.agent
         self._unsubscribe()
         self.agent = agent
+        self.usage_mark = 0  # the prompt's usage goes on in the new session's entries
         self._unsubscribe = agent.subscribe(self._on_event)
         agent.plans.client_answers = lambda: True
         await old.close()
