@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -39,6 +40,7 @@ class Reply:
     content_type: str = "text/event-stream"
     drop_after: int | None = None  # close the socket after this many chunks, body unfinished
     hang_after: int | None = None  # stop sending after this many chunks until released
+    delay: float = 0.0  # seconds to wait before each chunk after the first (a known stream rate)
 
 
 @dataclass
@@ -87,6 +89,8 @@ class LocalServer:
                         server.release.wait(10)
                         self.close_connection = True
                         return
+                    if reply.delay and n:
+                        time.sleep(reply.delay)
                     self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
                     self.wfile.flush()
                 if reply.drop_after is not None:

@@ -104,16 +104,23 @@ async def _attempt(agent: AgentSession, record: RunRecord, attempt: int, guard: 
     final: AssistantMessage | None = None
     error: Any = None
     events_iter: Any = stream(agent.model, agent.build_context(), options)
-    async with contextlib.aclosing(events_iter) as events:
-        async for ev in events:
-            if isinstance(ev, StartEvent):
-                agent.emit(event("message_start", message=plain(ev.partial)))
-            elif isinstance(ev, DoneEvent):
-                final = ev.message
-            elif isinstance(ev, ErrorEvent):
-                final, error = ev.message, ev.error
-            else:
-                agent.emit(event("message_update", assistantMessageEvent=plain(ev)))
+    meter = agent.telemetry  # agent/telemetry.py: this is a purpose "turn" request
+    meter.start("turn")
+    try:
+        async with contextlib.aclosing(events_iter) as events:
+            async for ev in events:
+                if isinstance(ev, StartEvent):
+                    agent.emit(event("message_start", message=plain(ev.partial)))
+                elif isinstance(ev, DoneEvent):
+                    final = ev.message
+                elif isinstance(ev, ErrorEvent):
+                    final, error = ev.message, ev.error
+                else:
+                    if isinstance(getattr(ev, "delta", None), str):
+                        meter.delta(ev.delta)  # type: ignore[union-attr]
+                    agent.emit(event("message_update", assistantMessageEvent=plain(ev)))
+    finally:
+        meter.done(final.usage.output if final is not None else None)
     assert final is not None, "the provider stream ended without done or error"
     entry = agent.session.append_message(final)
     agent.emit(event("message_end", message=plain(final)))

@@ -78,6 +78,7 @@ KEYS: dict[str, Key] = {
             "A plan proposed with no one to answer (-p, RPC without 'plans'): stop, or approve and run it.",
             _only("stop"),
         ),
+        Key("ui.animation", "bool", True, "Animate while the model streams; false also stops telemetry_tick events."),
         Key("ui.restoreOnCancel", "bool", True, "Esc before any reply withdraws the turn and refills the prompt."),
         Key(
             "checkpoints.mode",
