@@ -162,6 +162,7 @@ async def model_call(agent: AgentSession, record: RunRecord, guard: RunGuard | N
                 return fb_final, fb_error
 
             fb_final, fb_error = await answer_with_fallback(agent, final, error, once)
+            record.note_fallback(main_ref, fb_ref, reason)
             if retried:
                 agent.emit(event("auto_retry_end", success=fb_final.stop_reason != "error", attempt=attempt))
             if fb_final.stop_reason == "error":
@@ -365,6 +366,8 @@ async def _run_prompt(
     from ama.hooks import run_hooks
 
     record = RunRecord(prompt=text, model=agent.model.ref)
+    agent.ensure_started()
+    agent.session.append_custom(RUN_TYPE, record.to_data())  # CREATED, before anything can refuse the run
     extra = ""
     if agent.hooks:
         outcome = await run_hooks(
@@ -372,11 +375,10 @@ async def _run_prompt(
         )
         agent.emit_hook_records(outcome)
         if outcome.blocked:
-            from ama.errors import AmaError
+            from ama.agent.runs import refuse
 
-            raise AmaError("blocked", f"the UserPromptSubmit hook blocked this prompt: {outcome.reason or 'no reason given'}")
+            raise refuse(agent, record, f"the UserPromptSubmit hook blocked this prompt: {outcome.reason or 'no reason given'}")
         extra = outcome.additional_context
-    agent.ensure_started()
     agent.emit(event("before_agent_start", prompt=text))
     agent.emit(event("agent_start"))
     agent.emit(event("turn_start"))
