@@ -69,6 +69,10 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument("--no-cache", action="store_true", help="scan the session files instead of the index")
     add_session_dir(p)
     p.set_defaults(func=runs_status)
+
+    from ama.cli.runs_watch import add_parser as add_watch
+
+    add_watch(sub, Formatter)
     return parser
 
 
