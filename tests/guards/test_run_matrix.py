@@ -89,6 +89,13 @@ CASES: list[tuple[str, dict[str, Any], list[str], list[Reply], tuple]] = [
         (1, "FAILED", "timeout", "timeout_budget_exceeded", None),
     ),
     (
+        "upstream_timeout",
+        {"retry": {"baseDelayMs": 1, "maxAttempts": 1, "timeoutMs": 500}},
+        [],
+        [hanging()],
+        (1, "FAILED", "timeout", "timeout", None),
+    ),
+    (
         "repeated_tool_call",
         {},
         [],
@@ -118,7 +125,7 @@ def test_terminal_reason(case: tuple, tmp_path: Path, ama_home: Path, server: Lo
     assert run["interrupted"] is False and run["anomalies"] == []
     if status == "FAILED":
         assert run["errorMessage"]
-    if http is not None:
+    if http is not None or name == "upstream_timeout":
         assert run["category"] == "provider"
     if name == "max_steps":
         assert run["limit"] == {"kind": "turns", "value": 1, "limit": 1}

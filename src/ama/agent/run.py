@@ -100,6 +100,7 @@ async def _attempt(agent: AgentSession, record: RunRecord, attempt: int, guard: 
         abort=agent.abort_event,
         on_request=request.update,
         session_id=agent.session.id,
+        timeout=agent.request_timeout_s,
     )
     final: AssistantMessage | None = None
     error: Any = None

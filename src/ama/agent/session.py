@@ -98,6 +98,7 @@ class AgentSession:
         self.limits = (settings.limits or Limits()).over(Limits(max_turns=settings.max_turns))
         self.max_attempts = max(1, settings.max_attempts)
         self.retry_base_s = settings.retry_base_s
+        self.request_timeout_s = settings.request_timeout_s
         self.explicit_mode = settings.explicit_mode
         #: ama.rewind-note texts to append before the next prompt
         self.pending_notes: list[str] = []

@@ -62,6 +62,7 @@ KEYS: dict[str, Key] = {
         Key("permissions.ask", "list[str]", [], "Rules that always ask before a tool call.", "any"),
         Key("retry.maxAttempts", "int", 3, "Attempts per model request on 429/5xx/overloaded/network errors."),
         Key("retry.baseDelayMs", "int", 2000, "First retry delay; doubles per attempt (capped at 60 s)."),
+        Key("retry.timeoutMs", "int", 600_000, "A model request fails with timeout (retryable) when no byte arrives for this long."),
         Key("compaction.enabled", "bool", True, "Summarize older context near the window limit and on overflow (docs/compaction.md).", "any"),
         Key("compaction.threshold", "float", 0.8, "Compact when the next request passes this fraction of the context window.", "any"),
         Key("compaction.reserveTokens", "int", 16384, "Tokens left free for the reply; compaction also starts at window minus this.", "any"),
