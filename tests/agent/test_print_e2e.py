@@ -56,9 +56,9 @@ def test_read_edit_bash_answer(tmp_path: Path, ama_home: Path) -> None:
     roles = [type(e.message).__name__ if e.type == "message" else e.type for e in d.entries]
     assert roles.count("AssistantMessage") == 4 and roles.count("ToolResultMessage") == 3
     runs = [e.data for e in d.entries if getattr(e, "custom_type", None) == "ama.run"]
-    # a RUNNING record when the run starts and after every step, so stepIndex is live
-    assert [r["status"] for r in runs] == ["RUNNING"] * 4 + ["COMPLETED"]
-    assert [r["stepIndex"] for r in runs] == [0, 1, 2, 3, 4]
+    # CREATED before anything can refuse the run, RUNNING when it starts and after every step
+    assert [r["status"] for r in runs] == ["CREATED"] + ["RUNNING"] * 4 + ["COMPLETED"]
+    assert [r["stepIndex"] for r in runs] == [0, 0, 1, 2, 3, 4]
     # deltas and live tool output depend on chunk timing; the rest of the sequence is exact
     steady = [e for e in events if e["type"] not in ("message_update", "tool_execution_update")]
     compare_golden("print_fix", steady, root=str(tmp_path))

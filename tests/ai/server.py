@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -39,6 +40,7 @@ class Reply:
     content_type: str = "text/event-stream"
     drop_after: int | None = None  # close the socket after this many chunks, body unfinished
     hang_after: int | None = None  # stop sending after this many chunks until released
+    delay: float = 0.0  # chunk n is sent n * delay seconds after the first (a known stream rate)
 
 
 @dataclass
@@ -87,6 +89,10 @@ class LocalServer:
                         server.release.wait(10)
                         self.close_connection = True
                         return
+                    if n == 0:
+                        began = time.monotonic()
+                    elif reply.delay:  # on a schedule, so that write times do not add up
+                        time.sleep(max(0.0, began + n * reply.delay - time.monotonic()))
                     self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
                     self.wfile.flush()
                 if reply.drop_after is not None:

@@ -112,7 +112,13 @@ def test_main_model_overloaded_is_answered_by_the_fallback_then_back(tmp_path: P
     (path,) = list((ama_home / "sessions").rglob("*.jsonl"))
     changes = [e.model_id for e in read_session(path).entries if e.type == "model_change"]
     assert changes == ["main", "backup", "main"]
-    assert run_records(ama_home)[-1]["terminalReason"] == "stop"
+    final = run_records(ama_home)[-1]
+    assert final["terminalReason"] == "stop"
+    listed = json.loads(ama(tmp_path, "runs", "list", "--json").stdout)["runs"][0]
+    assert listed["fallback"] == final["fallback"] == {
+        "from": "local/main", "to": "local/backup", "reason": fb[0]["reason"], "count": 1
+    }
+    assert "Fallback   local/backup answered 1 request of local/main" in ama(tmp_path, "runs", "status", final["executionId"]).stdout
 
 
 def test_fallback_after_retries_are_exhausted(tmp_path: Path, ama_home: Path, server: LocalServer) -> None:

@@ -220,6 +220,7 @@ def build_agent(opts: AgentOptions) -> tuple[AgentSession, list[str]]:
             fallback_model=fallback,
             max_attempts=config.get("retry.maxAttempts"),
             retry_base_s=config.get("retry.baseDelayMs") / 1000,
+            request_timeout_s=config.get("retry.timeoutMs") / 1000,
             explicit_mode=opts.permission_mode is not None,
         )
         agent = AgentSession(session=session, model=model, tools=tools, parts=parts, settings=settings)

@@ -145,6 +145,8 @@ class AgentSettings:
     #: model calls per turn, retries included (at least 1)
     max_attempts: int = 3
     retry_base_s: float = 2.0
+    #: a model request fails with ``timeout`` when no byte arrives for this long
+    request_timeout_s: float = 600.0
     #: the permission mode was asked for explicitly (not read from the config): resume does
     #: not put the session back into plan mode
     explicit_mode: bool = False

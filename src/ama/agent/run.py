@@ -100,6 +100,7 @@ async def _attempt(agent: AgentSession, record: RunRecord, attempt: int, guard: 
         abort=agent.abort_event,
         on_request=request.update,
         session_id=agent.session.id,
+        timeout=agent.request_timeout_s,
     )
     final: AssistantMessage | None = None
     error: Any = None
@@ -108,16 +109,23 @@ async def _attempt(agent: AgentSession, record: RunRecord, attempt: int, guard: 
     context = agent.build_context()
     sent = cache_care.before_request(agent)
     events_iter: Any = stream(agent.model, context, options)
-    async with contextlib.aclosing(events_iter) as events:
-        async for ev in events:
-            if isinstance(ev, StartEvent):
-                agent.emit(event("message_start", message=plain(ev.partial)))
-            elif isinstance(ev, DoneEvent):
-                final = ev.message
-            elif isinstance(ev, ErrorEvent):
-                final, error = ev.message, ev.error
-            else:
-                agent.emit(event("message_update", assistantMessageEvent=plain(ev)))
+    meter = agent.telemetry  # agent/telemetry.py: this is a purpose "turn" request
+    meter.start("turn")
+    try:
+        async with contextlib.aclosing(events_iter) as events:
+            async for ev in events:
+                if isinstance(ev, StartEvent):
+                    agent.emit(event("message_start", message=plain(ev.partial)))
+                elif isinstance(ev, DoneEvent):
+                    final = ev.message
+                elif isinstance(ev, ErrorEvent):
+                    final, error = ev.message, ev.error
+                else:
+                    if isinstance(getattr(ev, "delta", None), str):
+                        meter.delta(ev.delta)  # type: ignore[union-attr]
+                    agent.emit(event("message_update", assistantMessageEvent=plain(ev)))
+    finally:
+        meter.done(final.usage.output if final is not None else None)
     assert final is not None, "the provider stream ended without done or error"
     entry = agent.session.append_message(final)
     agent.emit(event("message_end", message=plain(final)))
@@ -160,6 +168,7 @@ async def model_call(agent: AgentSession, record: RunRecord, guard: RunGuard | N
                 return fb_final, fb_error
 
             fb_final, fb_error = await answer_with_fallback(agent, final, error, once)
+            record.note_fallback(main_ref, fb_ref, reason)
             if retried:
                 agent.emit(event("auto_retry_end", success=fb_final.stop_reason != "error", attempt=attempt))
             if fb_final.stop_reason == "error":
@@ -366,6 +375,8 @@ async def _run_prompt(
     from ama.hooks import run_hooks
 
     record = RunRecord(prompt=text, model=agent.model.ref)
+    agent.ensure_started()
+    agent.session.append_custom(RUN_TYPE, record.to_data())  # CREATED, before anything can refuse the run
     extra = ""
     from ama.agent import cache_care
 
@@ -376,11 +387,10 @@ async def _run_prompt(
         )
         agent.emit_hook_records(outcome)
         if outcome.blocked:
-            from ama.errors import AmaError
+            from ama.agent.runs import refuse
 
-            raise AmaError("blocked", f"the UserPromptSubmit hook blocked this prompt: {outcome.reason or 'no reason given'}")
+            raise refuse(agent, record, f"the UserPromptSubmit hook blocked this prompt: {outcome.reason or 'no reason given'}")
         extra = outcome.additional_context
-    agent.ensure_started()
     agent.emit(event("before_agent_start", prompt=text))
     agent.emit(event("agent_start"))
     agent.emit(event("turn_start"))

@@ -44,6 +44,12 @@ class RunRecord:
     limit: dict[str, Any] | None = None
     #: the provider's error package (seeds/003 §8): category, httpStatus, retryable, errorType
     error_detail: dict[str, Any] | None = None
+    #: requests of this run answered by the fallback model: {from, to, reason, count}
+    fallback: dict[str, Any] | None = None
+
+    def note_fallback(self, main: str, fallback: str, reason: str) -> None:
+        count = self.fallback["count"] if self.fallback else 0
+        self.fallback = {"from": main, "to": fallback, "reason": reason[:200], "count": count + 1}
 
     def set_provider_error(self, error: Any) -> None:
         if error is None:
@@ -96,9 +102,24 @@ class RunRecord:
             out.update({k: v for k, v in self.error_detail.items() if k not in out})
         if self.limit is not None:
             out["limit"] = self.limit
+        if self.fallback is not None:
+            out["fallback"] = self.fallback
         if self.completed_at is not None:
             out["completedAt"] = self.completed_at
         return out
+
+
+def refuse(agent: Any, record: RunRecord, message: str) -> AmaError:
+    """A run refused before it started (a ``UserPromptSubmit`` hook blocked the prompt):
+    its ``CREATED`` record ends ``FAILED`` / ``error`` with error code ``blocked`` and
+    category ``hook`` (seeds/003: any other error is a failure, exit 1).  Returns the
+    error for the caller to raise."""
+    record.error_message = message
+    record.error_detail = {"category": "hook"}
+    record.transition("FAILED", reason="error", error_code="blocked")
+    agent.session.append_custom(RUN_TYPE, record.to_data())
+    agent.session.sync()
+    return AmaError("blocked", message)
 
 
 def terminal_reason_for(error_code: str, retried: bool) -> str:

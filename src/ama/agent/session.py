@@ -98,6 +98,7 @@ class AgentSession:
         self.limits = (settings.limits or Limits()).over(Limits(max_turns=settings.max_turns))
         self.max_attempts = max(1, settings.max_attempts)
         self.retry_base_s = settings.retry_base_s
+        self.request_timeout_s = settings.request_timeout_s
         self.explicit_mode = settings.explicit_mode
         #: ama.rewind-note texts to append before the next prompt
         self.pending_notes: list[str] = []
@@ -126,6 +127,11 @@ class AgentSession:
 
         #: plan mode, proposals and approval (agent/plan_mode.py)
         self.plans = PlanController(self)
+        from ama.agent.telemetry import Telemetry
+
+        #: rate telemetry of the turn requests (agent/telemetry.py); ``ui.animation`` gates ticks
+        animation = self.config.get("ui.animation", True) if self.config is not None else True
+        self.telemetry = Telemetry(self.emit, ticks=animation is not False)
 
     # --- events -----------------------------------------------------------------------
 
@@ -404,7 +410,7 @@ class AgentSession:
     def stats(self) -> dict[str, Any]:
         from ama.agent.views import session_stats
 
-        return session_stats(self.session)
+        return {**session_stats(self.session), "telemetry": self.telemetry.snapshot()}
 
     def fork(self, entry_id: str | None = None) -> dict[str, Any]:
         """Copy this session's branch (up to ``entry_id``, default the leaf) into a new

@@ -69,6 +69,10 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument("--no-cache", action="store_true", help="scan the session files instead of the index")
     add_session_dir(p)
     p.set_defaults(func=runs_status)
+
+    from ama.cli.runs_watch import add_parser as add_watch
+
+    add_watch(sub, Formatter)
     return parser
 
 
@@ -207,11 +211,9 @@ def _find(args: argparse.Namespace, root: str, steps: int):
 
 
 def _show(run, offsets, args: argparse.Namespace) -> None:
-    from ama.index.runs import record_extras, tail_events
+    from ama.index.runs import tail_events
 
-    d = run.to_json()
-    offs, lens = offsets if offsets is not None else (None, None)
-    d.update(record_extras(run.path, run.rec["last_k"], offs, lens))
+    d = run.to_json()  # with the details of its latest record (errorMessage, limit, fallback, ...)
     if args.verbose and offsets is not None:
         last = run.rec["end_k"] or run.rec["last_k"]
         if run.status in ("RUNNING", "CREATED") or run.interrupted:
@@ -235,7 +237,12 @@ def _show(run, offsets, args: argparse.Namespace) -> None:
     ]
     if d["errorCode"]:
         status = f", HTTP {d['httpStatus']}" if d.get("httpStatus") else ""
+        status += f", {d['category']}" if d.get("category") else ""
         rows.insert(2, ("Error", d["errorCode"] + status + (f": {d['errorMessage']}" if d.get("errorMessage") else "")))
+    if d.get("fallback"):
+        fb = d["fallback"]
+        n = fb.get("count", 1)
+        rows.insert(2, ("Fallback", f"{fb.get('to')} answered {n} request{'s' if n != 1 else ''} of {fb.get('from')}"))
     if d.get("limit"):
         lim = d["limit"]
         rows.insert(2, ("Limit", f"{lim['kind']} {lim['value']} of {lim['limit']}"))

@@ -73,6 +73,7 @@ KEYS: dict[str, Key] = {
         Key("permissions.classifier.timeoutMs", "int", 15000, "An auto-mode classifier request slower than this asks."),
         Key("retry.maxAttempts", "int", 3, "Attempts per model request on 429/5xx/overloaded/network errors."),
         Key("retry.baseDelayMs", "int", 2000, "First retry delay; doubles per attempt (capped at 60 s)."),
+        Key("retry.timeoutMs", "int", 600_000, "A model request fails with timeout (retryable) when no byte arrives for this long."),
         Key("compaction.enabled", "bool", True, "Summarize older context near the window limit and on overflow (docs/compaction.md).", "any"),
         Key("compaction.threshold", "float", 0.8, "Compact when the next request passes this fraction of the context window.", "any"),
         Key("compaction.reserveTokens", "int", 16384, "Tokens left free for the reply; compaction also starts at window minus this.", "any"),
@@ -104,6 +105,7 @@ KEYS: dict[str, Key] = {
             _only("stop"),
         ),
         Key("plan.model", "str", None, "Model (provider/id) used in plan mode; the previous model returns when plan mode ends.", "any"),
+        Key("ui.animation", "bool", True, "Animate while the model streams; false also stops telemetry_tick events."),
         Key("ui.restoreOnCancel", "bool", True, "Esc before any reply withdraws the turn and refills the prompt."),
         Key(
             "checkpoints.mode",

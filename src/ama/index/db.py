@@ -171,6 +171,14 @@ def m004_external_usage(db: sqlite3.Connection) -> None:
     )
 
 
+@migration
+def m005_run_details(db: sqlite3.Connection) -> None:
+    """A run's details (``index/runlog.py`` ``DETAIL_KEYS``: error message, limit, error
+    category / HTTP status, fallback) as JSON.  Rows indexed before stay NULL and are read
+    from the run's record in its session file, so no rebuild is needed."""
+    db.execute("ALTER TABLE runs ADD COLUMN details TEXT")
+
+
 def path() -> str:
     from ama.config.paths import data_dir
 

@@ -26,6 +26,9 @@ from ama.session.reader import DECODE_ERRORS
 RUN_TYPE = "ama.run"
 STATUSES = ("CREATED", "RUNNING", "COMPLETED", "FAILED", "CANCELLED")
 TERMINAL = frozenset({"COMPLETED", "FAILED", "CANCELLED"})
+#: fields of a run record kept as the run's ``details`` (from its latest accepted record):
+#: the message, the budget that stopped it, a failure's error package, the fallback it used
+DETAIL_KEYS = ("errorMessage", "limit", "category", "httpStatus", "retryable", "errorType", "provider", "fallback")
 _ALLOWED: dict[str | None, frozenset[str]] = {
     None: frozenset(STATUSES),
     "CREATED": frozenset({"CREATED", "RUNNING", "FAILED", "CANCELLED"}),
@@ -53,6 +56,8 @@ class RunRec(msgspec.Struct, kw_only=True):
     steps: int = 0  # derived: assistant messages while RUNNING
     superseded: bool = False
     anomalies: list[str] = msgspec.field(default_factory=list)
+    #: ``DETAIL_KEYS`` of the latest accepted record; None for runs indexed before they were kept
+    details: dict[str, Any] | None = None
 
 
 class RunsState(msgspec.Struct):
@@ -130,6 +135,7 @@ def apply_record(st: RunsState, data: dict, k: int, entry_ms: int, changed: dict
         return  # the same end written again
     cur.status = status
     cur.last_k = k
+    cur.details = {key: data[key] for key in DETAIL_KEYS if key in data}
     cur.updated_ms = max(cur.updated_ms, updated)
     step = data.get("stepIndex")
     if isinstance(step, int) and not isinstance(step, bool):

@@ -15,6 +15,7 @@ import sqlite3
 from array import array
 from typing import Any
 
+from ama.index.runlog import DETAIL_KEYS
 from ama.index.timeutil import iso_of_ms
 from ama.session.layout import iter_session_files
 
@@ -61,6 +62,14 @@ class Run:
             self.terminal_reason = "interrupted"
             self.interrupted = True
 
+    def details(self) -> dict[str, Any]:
+        """``DETAIL_KEYS`` of the run's latest record: from the index or the scan, or, for a
+        row indexed before they were kept, from the record in the session file."""
+        d = self.rec.get("details")
+        if d is None:
+            d = self.rec["details"] = record_extras(self.path, self.rec["last_k"])
+        return d
+
     def to_json(self) -> dict:
         r = self.rec
         out = {
@@ -83,6 +92,9 @@ class Run:
             "anomalies": r["anomalies"],
             "entries": {"first": r["start_k"], "last": r["end_k"] or r["last_k"]},
         }
+        details = self.details()
+        for key in DETAIL_KEYS:
+            out[key] = details.get(key)
         if self.steps is not None:
             out["recentSteps"] = self.steps
         return out
@@ -109,7 +121,7 @@ def lease_held(path: str) -> bool:
 
 _RUN_COLS = (
     "execution_id, status, terminal_reason, error_code, step_index, created_ms, updated_ms, completed_ms, prompt,"
-    " model, start_k, end_k, last_k, steps, superseded, anomalies"
+    " model, start_k, end_k, last_k, steps, superseded, anomalies, details"
 )
 _NAMES = [c.strip() for c in _RUN_COLS.split(",")]
 
@@ -118,6 +130,7 @@ def _rec_of_row(row: tuple) -> dict:
     d = dict(zip(_NAMES, row))
     d["superseded"] = bool(d["superseded"])
     d["anomalies"] = json.loads(d["anomalies"])
+    d["details"] = None if d["details"] is None else json.loads(d["details"])
     return d
 
 
@@ -237,7 +250,7 @@ def tail_events(path: str, first: int, last: int, offs: Any, lens: Any, count: i
 
 #: fields of a run record the runs table does not keep; ``ama runs status`` reads them
 #: from the run's latest record in its session file
-RECORD_EXTRAS = ("errorMessage", "limit", "category", "httpStatus", "retryable", "errorType", "provider")
+RECORD_EXTRAS = DETAIL_KEYS
 
 
 def record_extras(path: str, k: int, offs: Any = None, lens: Any = None) -> dict[str, Any]:

@@ -323,7 +323,7 @@ def _write_facts(db: sqlite3.Connection, fid: int, chunk: X.Chunk) -> None:
         )
     for rec in chunk.runs.values():
         db.execute(
-            "INSERT OR REPLACE INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT OR REPLACE INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 fid,
                 rec.execution_id,
@@ -342,6 +342,7 @@ def _write_facts(db: sqlite3.Connection, fid: int, chunk: X.Chunk) -> None:
                 rec.steps,
                 int(rec.superseded),
                 json.dumps(rec.anomalies),
+                None if rec.details is None else json.dumps(rec.details),
             ),
         )
     if chunk.steps:
