@@ -123,6 +123,8 @@ class AgentParts:
     config: Any = None
     #: prompt templates and skills (None: none)
     prompts: PromptCatalog | None = None
+    #: task sub-agents (``ama.agent.subagents.TaskManager``; None: no task tool)
+    tasks: Any = None
 
 
 @dataclass

@@ -225,6 +225,7 @@ async def run_loop(agent: AgentSession, record: RunRecord, limits: Limits | None
     last: AssistantMessage | None = None
     warning: str | None = None
     guard = RunGuard(agent.limits.over(limits))
+    agent.run_guard = guard  # task sub-agents count against it (agent/subagents/caps.py)
     timer = _wall_timer(agent, guard)
     try:
         while True:
@@ -261,6 +262,8 @@ async def run_loop(agent: AgentSession, record: RunRecord, limits: Limits | None
                 break
             stopped_at: ToolCall | None = None
             reminders: list[str] = []
+            if agent.tasks is not None:  # parallel task calls start together (agent/subagents)
+                agent.tasks.prefetch(calls)
             for i, call in enumerate(calls):
                 if agent.abort_event.is_set():
                     results.append(agent.append_skipped(call, SKIPPED_ABORT))
@@ -278,6 +281,8 @@ async def run_loop(agent: AgentSession, record: RunRecord, limits: Limits | None
                     results.append(msg)
                     if count >= REPEAT_REMIND:
                         reminders.append(repeat_reminder(call, count))
+            if agent.tasks is not None:
+                await agent.tasks.discard_prefetched()
             agent.emit(event("turn_end", message=plain(last), toolResults=plain(results)))
             if agent.abort_event.is_set():
                 if guard.wall_time_expired and (hit := guard.exceeded()) is not None:

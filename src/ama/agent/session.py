@@ -116,6 +116,11 @@ class AgentSession:
 
         #: plan mode, proposals and approval (agent/plan_mode.py)
         self.plans = PlanController(self)
+        #: task sub-agents (agent/subagents); the running run's guard, which a task's budget
+        #: is capped by; for a child, the ``context`` its approval requests carry
+        self.tasks: Any = parts.tasks
+        self.run_guard: Any = None
+        self.approval_context: dict[str, Any] | None = None
 
     # --- events -----------------------------------------------------------------------
 
@@ -412,6 +417,8 @@ class AgentSession:
         if self.busy:
             self.abort()
             await self.wait_idle()
+        if self.tasks is not None:
+            await self.tasks.close()
         if self.jobs is not None and self.jobs.running():
             await asyncio.get_running_loop().run_in_executor(None, self.jobs.kill_all)
         if self.bash_sandbox is not None:

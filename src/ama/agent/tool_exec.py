@@ -44,6 +44,8 @@ async def _ask(agent: AgentSession, call: ToolCall, decision: Decision, hook_rea
     }
     if hook_reason:
         req["hookReason"] = hook_reason
+    if agent.approval_context:  # a task sub-agent's ask: {depth, taskId} (agent/subagents)
+        req["context"] = agent.approval_context
     args = call.arguments if isinstance(call.arguments, dict) else {}
     preview = permission_preview(call.name, args, agent.cwd, sandboxed=decision.sandboxed, sandbox=agent.bash_sandbox)
     if preview is not None:

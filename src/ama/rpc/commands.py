@@ -358,12 +358,14 @@ async def cmd_get_todos(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
 
 @command("get_tasks")
 async def cmd_get_tasks(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
-    return {"tasks": []}  # no task sub-agents yet: the registry view is empty
+    tasks = srv.agent.tasks
+    return {"tasks": tasks.registry.view() if tasks is not None else []}
 
 
 @command("get_agents")
 async def cmd_get_agents(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
-    return {"agents": []}
+    tasks = srv.agent.tasks
+    return {"agents": tasks.agents() if tasks is not None else []}
 
 
 # --- rewind -------------------------------------------------------------------------------
