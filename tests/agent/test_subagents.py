@@ -410,3 +410,97 @@ async def test_resume_reads_a_running_task_as_interrupted(tmp_path: Path, status
         assert [t["status"] for t in again.tasks.registry.view()] == ["interrupted"]
     finally:
         await again.close()
+
+
+@sync
+async def test_child_sessions_are_lineage_children_in_the_catalog(tmp_path: Path, sessions_dir: Path) -> None:
+    from ama.session.archive import set_archived
+    from ama.session.catalog import list_page, scan
+
+    pricey = {"text": "found", "usage": {"input": 3, "output": 2}}
+    ws, _ = setup(tmp_path, [pricey], cost={"input": 1_000_000})
+    parent = write_script(tmp_path / "p.json", [task_call(agent="explore"), "ok"], mode="sequence")
+    agent, events = await make_agent(ws, parent)
+    try:
+        await agent.prompt("go")
+        stats = agent.stats()
+    finally:
+        await agent.close()
+    assert stats["tasks"]["count"] == 1 and stats["tasks"]["cost"] == 3.0
+    assert stats["tasks"]["byAgent"]["explore"]["usage"]["input"] == 3
+    child_id = of(events, "subagent_start")[0]["sessionFile"]
+    plain = [s.path for s in list_page(scan(str(sessions_dir)), cwd=str(ws)).sessions]
+    every = [s.path for s in list_page(scan(str(sessions_dir)), cwd=str(ws), include_subagents=True).sessions]
+    assert plain == [agent.session.path] and sorted(every) == sorted([agent.session.path, child_id])
+    set_archived(str(sessions_dir), agent.session.path, True)  # archive follows the lineage
+    archived = list_page(scan(str(sessions_dir)), cwd=str(ws), archived=True, include_subagents=True).sessions
+    assert sorted(s.path for s in archived) == sorted([agent.session.path, child_id])
+
+
+@sync
+async def test_task_ctl_lists_shows_and_stops_a_background_task(tmp_path: Path) -> None:
+    ws, _ = setup(tmp_path, [{"text": "never", "delayMs": 30_000}])
+    parent = write_script(tmp_path / "p.json", [task_call(agent="explore", background=True), "started"], mode="sequence")
+    agent, events = await make_agent(ws, parent)
+    try:
+        await agent.prompt("go")
+        task_id = of(events, "subagent_start")[0]["taskId"]
+        ctl = [
+            {"name": "task_ctl", "arguments": {"action": "list"}},
+            {"name": "task_ctl", "arguments": {"action": "output", "taskId": task_id}},
+            {"name": "task_ctl", "arguments": {"action": "stop", "taskId": task_id}},
+            {"name": "task_ctl", "arguments": {"action": "status", "taskId": task_id}},
+            {"name": "task_ctl", "arguments": {"action": "status", "taskId": "nope"}},
+        ]
+        (tmp_path / "p.json").write_text(json.dumps({"turns": [{"toolCalls": ctl}, "stopped it", "noted"], "mode": "sequence"}))
+        from ama.ai import scripted
+
+        scripted.reset(tmp_path / "p.json")
+        await agent.prompt("stop it")
+        for _ in range(100):  # the stop's notification turn
+            if len(of(events, "agent_settled")) >= 3:
+                break
+            await asyncio.sleep(0.05)
+    finally:
+        await agent.close()
+    results = [text_of(e) for e in of(events, "tool_execution_end") if e["toolName"] == "task_ctl"]
+    assert task_id in results[0] and "running" in results[0]
+    assert "still running" in results[1]
+    assert "stopped (status: aborted)" in results[2]
+    assert json.loads(results[3])["status"] == "aborted"
+    assert "unknown taskId 'nope'" in results[4]
+    assert of(events, "subagent_end")[0]["status"] == "aborted"
+    notes = [e["message"]["content"] for e in of(events, "message_end") if e["message"].get("origin") == "task"]
+    assert len(notes) == 1 and 'status="aborted"' in notes[0]
+
+
+@sync
+async def test_an_unattended_parent_has_an_unattended_child(tmp_path: Path) -> None:
+    ws, child = setup(tmp_path, [{"toolCalls": [{"name": "bash", "arguments": {"command": "touch made"}}]}, "could not"])
+    parent = write_script(tmp_path / "p.json", [task_call(agent="general", model=child), "ok"], mode="sequence")
+    agent, events = await make_agent(ws, parent)  # no broker: every ask is denied
+    try:
+        await agent.prompt("go")
+    finally:
+        await agent.close()
+    assert not (ws / "made").exists() and not of(events, "permission_request")
+    assert "denied or not approved (bash)" in text_of(tool_result(events))
+
+
+@sync
+async def test_a_foreground_child_counts_against_the_parent_budget(tmp_path: Path) -> None:
+    from ama.agent.guard import Limits
+
+    pricey = {"toolCalls": [{"name": "ls", "arguments": {}}], "usage": {"input": 1}}
+    ws, child = setup(tmp_path, [pricey] * 6, cost={"input": 1_000_000})
+    parent = write_script(tmp_path / "p.json", [task_call(agent="explore"), "more", "never"], mode="sequence")
+    agent, events = await make_agent(ws, parent, limits=Limits(max_cost=1.5))
+    try:
+        r = await agent.prompt("go")
+    finally:
+        await agent.close()
+    info = agent.tasks.registry.view()[0]
+    # the task's cap was lowered from tasks.maxCost (2.0) to what the parent had left
+    assert info["status"] == "max_turns" and info["limit"] == {"kind": "cost", "value": 2.0, "limit": 1.5}
+    hit, = of(events, "limit_reached")  # the parent's own run stops at its budget after the task
+    assert hit["kind"] == "cost" and r.record.limit["kind"] == "cost"

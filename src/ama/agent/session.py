@@ -399,7 +399,10 @@ class AgentSession:
     def stats(self) -> dict[str, Any]:
         from ama.agent.views import session_stats
 
-        return session_stats(self.session)
+        out = session_stats(self.session)
+        if self.tasks is not None:  # sub-agents' usage rolled up (agent/subagents)
+            out["tasks"] = self.tasks.rollup()
+        return out
 
     def fork(self, entry_id: str | None = None) -> dict[str, Any]:
         """Copy this session's branch (up to ``entry_id``, default the leaf) into a new

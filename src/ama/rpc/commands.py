@@ -261,9 +261,7 @@ async def cmd_get_last_assistant_text(srv: RpcServer, p: dict[str, Any]) -> dict
 
 @command("get_session_stats")
 async def cmd_get_session_stats(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
-    from ama.agent.views import session_stats
-
-    return session_stats(srv.agent.session)
+    return srv.agent.stats()  # the session's numbers, plus its tasks' roll-up
 
 
 # --- models and modes -------------------------------------------------------------------

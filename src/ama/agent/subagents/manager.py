@@ -345,6 +345,23 @@ class TaskManager:
                 info, _ = await fut
                 self.stop(info.task_id)
 
+    def rollup(self) -> dict[str, Any]:
+        """Usage and cost of this session's tasks, in total and by agent type (for
+        ``get_session_stats`` / ``/session``)."""
+        from ama.agent.subagents.registry import merge_usage
+
+        total = empty_usage()
+        by_agent: dict[str, dict[str, Any]] = {}
+        for t in self.registry.tasks.values():
+            merge_usage(total, t.usage)
+            row = by_agent.setdefault(t.agent, {"tasks": 0, "turns": 0, "usage": empty_usage()})
+            row["tasks"] += 1
+            row["turns"] += t.turns or 0
+            merge_usage(row["usage"], t.usage)
+        for row in by_agent.values():
+            row["cost"] = row["usage"]["cost"]["total"]
+        return {"count": len(self.registry.tasks), "usage": total, "cost": total["cost"]["total"], "byAgent": by_agent}
+
     # --- control ------------------------------------------------------------------------
 
     def stop(self, task_id: str) -> bool:
