@@ -504,3 +504,75 @@ async def test_a_foreground_child_counts_against_the_parent_budget(tmp_path: Pat
     assert info["status"] == "max_turns" and info["limit"] == {"kind": "cost", "value": 2.0, "limit": 1.5}
     hit, = of(events, "limit_reached")  # the parent's own run stops at its budget after the task
     assert hit["kind"] == "cost" and r.record.limit["kind"] == "cost"
+
+
+@sync
+async def test_external_runner_seam_host_updates_asks_and_records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stand-in for ``ama.agent.external`` (the seam in docs/agents.md): the host turns its
+    progress into subagent_update, its asks into permission_request with context, its records
+    into parent entries."""
+    import sys
+    import types
+    from dataclasses import dataclass
+
+    fake = types.ModuleType("ama.agent.external")
+    seen: dict[str, Any] = {}
+
+    @dataclass(frozen=True)
+    class ExternalTaskRequest:
+        agent: str
+        prompt: str
+        cwd: str
+        task_id: str
+        description: str = ""
+        session_id: str | None = None
+        model: str | None = None
+
+    @dataclass
+    class ExternalTaskResult:
+        status: str
+        text: str
+        session_id: str | None
+        usage: dict
+        error: str | None = None
+
+    async def run_external_task(req: Any, host: Any, cancel: asyncio.Event, config: dict) -> Any:
+        seen["req"] = req
+        host.update({"kind": "tool_call", "title": "Edit a.txt"})
+        options = [{"optionId": "ok1", "name": "Allow", "kind": "allow_once"}, {"optionId": "no", "name": "No", "kind": "reject_once"}]
+        seen["answer"] = await host.ask_permission(
+            {"toolName": "agent:e1", "context": {"origin": {"agent": req.agent, "sessionId": "ext-1", "toolCall": {"title": "Edit a.txt", "kind": "edit"}, "options": options}}}
+        )
+        host.record("ama.agent-session", {"agent": req.agent, "sessionId": "ext-1"})
+        return ExternalTaskResult("completed", "external done", "ext-1", {"input": 7, "output": 3, "cacheRead": 0, "cacheWrite": 0, "cost": {"total": 0.5}})
+
+    fake.ExternalTaskRequest = ExternalTaskRequest  # type: ignore[attr-defined]
+    fake.ExternalTaskResult = ExternalTaskResult  # type: ignore[attr-defined]
+    fake.run_external_task = run_external_task  # type: ignore[attr-defined]
+    fake.list_external_agents = lambda config: [{"name": "claude", "runner": "claude", "installed": False, "version": None, "description": "Claude Code"}]  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "ama.agent.external", fake)
+
+    async def allow(req: dict) -> str:
+        seen["asked"] = req
+        return "allow"
+
+    ws, _ = setup(tmp_path, [])
+    parent = write_script(tmp_path / "p.json", [task_call(agent="claude"), "ok"], mode="sequence")
+    agent, events = await make_agent(ws, parent, broker=CallbackBroker(allow))
+    try:
+        agents = agent.tasks.agents()
+        await agent.prompt("go")
+    finally:
+        await agent.close()
+    assert agents[-1]["name"] == "claude" and agents[-1]["installed"] is False
+    start = of(events, "subagent_start")[0]
+    assert start["runner"] == "claude" and seen["req"].task_id == start["taskId"] and seen["req"].cwd == str(ws)
+    assert seen["answer"] == "ok1"
+    assert seen["asked"]["toolName"] == "agent:e1"
+    assert seen["asked"]["context"]["taskId"] == start["taskId"] and seen["asked"]["context"]["origin"]["sessionId"] == "ext-1"
+    assert [u["kind"] for u in of(events, "subagent_update")] == ["tool"]
+    end = of(events, "subagent_end")[0]
+    assert end["status"] == "completed" and end["usage"]["input"] == 7 and end["usage"]["cost"]["total"] == 0.5
+    assert text_of(tool_result(events)).startswith("external done")
+    customs = [e.custom_type for e in read_session(agent.session.path).entries if getattr(e, "type", "") == "custom"]
+    assert "ama.agent-session" in customs
