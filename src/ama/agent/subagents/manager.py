@@ -63,6 +63,7 @@ class TaskManager:
         self._running: dict[str, Running] = {}
         self._prefetched: dict[str, asyncio.Future] = {}
         self._notify: set[asyncio.Task] = set()
+        self._closing = False
         self.warnings: list[str] = []
 
     # --- wiring -------------------------------------------------------------------------
@@ -291,6 +292,8 @@ class TaskManager:
     # --- background notifications -------------------------------------------------------
 
     def _schedule_notification(self, info: TaskInfo, text: str) -> None:
+        if self._closing:  # the session is closing: no new turn (the entry has the status)
+            return
         t = asyncio.ensure_future(self._deliver(notification_text(info, text)))
         self._notify.add(t)
         t.add_done_callback(self._notify.discard)
@@ -375,6 +378,7 @@ class TaskManager:
         return self._running.get(task_id)
 
     async def close(self) -> None:
+        self._closing = True
         for r in list(self._running.values()):
             r.cancel.set()
         for r in list(self._running.values()):
