@@ -229,6 +229,9 @@ class Interactive:
         from ama.cli.plan_cmd import attach
 
         attach(self, agent)
+        from ama.cli import tasks_view
+
+        tasks_view.attach(self, agent)  # [task:<agent>] lines (cli/tasks_view.py)
         self.agent = agent
 
     def _collect(self, ev: dict) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ama.cli import plan_cmd
+from ama.cli import plan_cmd, tasks_view
 from ama.errors import AmaError
 
 
@@ -84,6 +84,8 @@ async def cmd_session(app: Any, arg: str) -> None:
     r.line(f"model    {a.model.ref} · thinking {a.thinking_level} · permissions {a.permissions.mode}")
     r.line(f"entries  {c.entries} · user {c.user} · assistant {c.assistant} · tool results {c.tool_results}")
     r.line(r.usage_line(app.assistants))
+    if (tasks := tasks_view.session_line(a)) is not None:
+        r.line(tasks)
 
 
 def _label(e: Any) -> str:
@@ -197,4 +199,5 @@ COMMANDS = {
     "tree": cmd_tree,
     "rewind": cmd_rewind,
     "plan": plan_cmd.cmd_plan,
+    "tasks": tasks_view.cmd_tasks,
 }
