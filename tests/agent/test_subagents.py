@@ -576,3 +576,29 @@ async def test_external_runner_seam_host_updates_asks_and_records(tmp_path: Path
     assert text_of(tool_result(events)).startswith("external done")
     customs = [e.custom_type for e in read_session(agent.session.path).entries if getattr(e, "type", "") == "custom"]
     assert "ama.agent-session" in customs
+
+
+@sync
+async def test_an_interrupted_task_can_be_continued_after_resume(tmp_path: Path) -> None:
+    ws, _ = setup(tmp_path, ["first", "continued"])
+    parent = write_script(tmp_path / "p.json", [task_call(agent="explore"), "one"], mode="sequence")
+    agent, events = await make_agent(ws, parent)
+    await agent.prompt("go")
+    info = dict(agent.tasks.registry.view()[0])
+    info.pop("lastAction", None)
+    agent.session.append_custom("ama.task", {**info, "status": "running"})  # as a killed process leaves it
+    path = agent.session.path
+    await agent.close()
+    from ama.ai import scripted
+
+    (tmp_path / "p.json").write_text(json.dumps({"turns": [task_call(taskId=info["taskId"], prompt="go on"), "two"], "mode": "sequence"}))
+    scripted.reset(tmp_path / "p.json")
+    again, events2 = await make_agent(ws, str(parent), session=path)
+    try:
+        assert again.tasks.registry.get(info["taskId"]).status == "interrupted"
+        await again.prompt("continue it")
+    finally:
+        await again.close()
+    assert text_of(tool_result(events2)).startswith("continued")
+    assert of(events2, "subagent_start")[0]["sessionFile"] == info["sessionRef"]["sessionFile"]
+    assert again.tasks.registry.get(info["taskId"]).status == "completed"
