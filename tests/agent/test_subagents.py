@@ -602,3 +602,32 @@ async def test_an_interrupted_task_can_be_continued_after_resume(tmp_path: Path)
     assert text_of(tool_result(events2)).startswith("continued")
     assert of(events2, "subagent_start")[0]["sessionFile"] == info["sessionRef"]["sessionFile"]
     assert again.tasks.registry.get(info["taskId"]).status == "completed"
+
+
+@sync
+async def test_a_running_foreground_task_can_be_sent_to_the_background(tmp_path: Path) -> None:
+    ws, _ = setup(tmp_path, [{"text": "slow result", "delayMs": 1500}])
+    parent = write_script(tmp_path / "p.json", [task_call(agent="explore"), "carrying on", "got it"], mode="sequence")
+    agent, events = await make_agent(ws, parent)
+    moved: list[list[str]] = []
+
+    def on_event(ev: dict) -> None:
+        if ev["type"] == "subagent_update" and ev.get("kind") == "turn":
+            moved.append(agent.tasks.to_background())  # what Ctrl-B does
+
+    agent.subscribe(on_event)
+    try:
+        r = await agent.prompt("go")
+        assert r.text == "carrying on"
+        for _ in range(200):
+            if len(of(events, "agent_settled")) >= 2:
+                break
+            await asyncio.sleep(0.05)
+    finally:
+        await agent.close()
+    task_id = of(events, "subagent_start")[0]["taskId"]
+    assert moved[0] == [task_id]
+    assert "moved task" in text_of(tool_result(events)) and not tool_result(events)["isError"]
+    notes = [e["message"]["content"] for e in of(events, "message_end") if e["message"].get("origin") == "task"]
+    assert len(notes) == 1 and "slow result" in notes[0]
+    assert agent.tasks.registry.get(task_id).background is True

@@ -55,6 +55,14 @@ def attach(app: Any, agent: Any) -> None:
 
     agent.subscribe(on_event)
 
+    def to_background() -> None:
+        moved = agent.tasks.to_background()
+        text = f"moved to the background: {', '.join(moved)}" if moved else "no foreground task is running"
+        app.renderer.line(app.renderer.style(text, "2"))
+
+    if hasattr(app, "ui") and hasattr(app.ui, "on_ctrl_b"):
+        app.ui.on_ctrl_b = to_background
+
 
 def task_rows(agent: Any) -> list[str]:
     tasks = getattr(agent, "tasks", None)

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import os
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ama.agent.events import event
@@ -39,6 +39,8 @@ class Running:
     info: TaskInfo
     cancel: asyncio.Event
     future: asyncio.Future
+    #: set to move a foreground task to the background (its tool call returns at once)
+    detach: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 def notification_text(info: TaskInfo, text: str) -> str:
@@ -373,6 +375,20 @@ class TaskManager:
             return False
         r.cancel.set()
         return True
+
+    def to_background(self) -> list[str]:
+        """Move every running foreground task to the background (Ctrl-B): their tool calls
+        return now and each end arrives as a ``<task-notification>``. Returns their ids."""
+        moved = []
+        for r in self._running.values():
+            if not r.info.background and not r.detach.is_set():
+                r.detach.set()
+                moved.append(r.info.task_id)
+        return moved
+
+    def mark_background(self, info: TaskInfo) -> None:
+        info.background = True
+        self._record(info)
 
     def running(self, task_id: str) -> Running | None:
         return self._running.get(task_id)

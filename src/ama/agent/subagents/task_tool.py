@@ -108,13 +108,25 @@ def make_task_tools(manager: TaskManager) -> list[BuiltinTool]:
                 _details(info),
             )
         aborted = asyncio.ensure_future(ctx.abort.wait())
+        running = manager.running(info.task_id)
+        detached = asyncio.ensure_future(running.detach.wait()) if running is not None else None
         try:
-            done, _ = await asyncio.wait({future, aborted}, return_when=asyncio.FIRST_COMPLETED)
+            waits = {future, aborted} | ({detached} if detached is not None else set())
+            done, _ = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            if future not in done and detached is not None and detached in done:
+                manager.mark_background(info)
+                return ToolResult.text(
+                    f"The user moved task {info.task_id} ({info.agent}: {info.description}) to the background; "
+                    "it keeps running and you will get a <task-notification> message when it ends.",
+                    _details(info),
+                )
             if future not in done:
                 manager.stop(info.task_id)
             outcome = await future
         finally:
             aborted.cancel()
+            if detached is not None:
+                detached.cancel()
         return ToolResult.text(result_text(info, outcome.text, outcome.denied), _details(info), is_error=info.status != "completed")
 
     async def run_ctl(call_id: str, args: dict, ctx: ToolContext, on_update: Any = None) -> ToolResult:
