@@ -631,3 +631,24 @@ async def test_a_running_foreground_task_can_be_sent_to_the_background(tmp_path:
     notes = [e["message"]["content"] for e in of(events, "message_end") if e["message"].get("origin") == "task"]
     assert len(notes) == 1 and "slow result" in notes[0]
     assert agent.tasks.registry.get(task_id).background is True
+
+
+@sync
+async def test_bad_arguments_fail_before_anything_starts(tmp_path: Path) -> None:
+    ws, _ = setup(tmp_path, [])
+    parent = write_script(
+        tmp_path / "p.json",
+        [task_call(model="nope/none"), task_call(taskId="feedface0000"), task_call(isolation="worktree"), "ok"],
+        mode="sequence",
+    )
+    agent, events = await make_agent(ws, parent)
+    try:
+        await agent.prompt("go")
+    finally:
+        await agent.close()
+    texts = [text_of(e) for e in of(events, "tool_execution_end")]
+    assert "model 'nope/none'" in texts[0]
+    assert "unknown taskId 'feedface0000'" in texts[1]
+    assert 'isolation "worktree" needs a git repository' in texts[2]
+    assert all(e["isError"] for e in of(events, "tool_execution_end"))
+    assert not of(events, "subagent_start") and agent.tasks.registry.view() == []

@@ -113,12 +113,15 @@ async def run_external(manager: TaskManager, parent: AgentSession, spec: ChildSp
     result = await run(req, Host(parent, spec), cancel, _plain_config(parent.config))
     usage: dict = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "cost": {"total": 0.0}}
     merge_usage(usage, getattr(result, "usage", None) or {})
-    spec.info.usage = usage
+    total: dict = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "cost": {"total": 0.0}}
+    merge_usage(total, spec.info.usage)
+    merge_usage(total, usage)
+    spec.info.usage = total
     sid = getattr(result, "session_id", None)
     if sid:
         spec.info.session_ref = {"sessionId": sid}
     status = result.status if result.status in ("completed", "failed", "aborted") else "failed"
-    return ChildOutcome(status, result.text or "", result.error)
+    return ChildOutcome(status, result.text or "", result.error, usage=usage)
 
 
 __all__ = ["HOST_TYPES", "Host", "run_external"]

@@ -175,16 +175,22 @@ class TaskManager:
                 raise TaskError(f"unknown agent {name!r}; available: {names}")
             definition = definition_or_none
             info = self._new_info(call_id, args, "ama")
-            if args.get("isolation") == "worktree":
-                from ama.agent.subagents.worktree import create_worktree
+        model = self._model_for(definition, args.get("model"))
+        if model and info.runner == "ama":
+            try:
+                parent.registry.get(model)
+            except AmaError as e:
+                raise TaskError(f"model {model!r}: {e.message}") from None
+        if not continuing and info.runner == "ama" and args.get("isolation") == "worktree":
+            from ama.agent.subagents.worktree import create_worktree
 
-                try:
-                    worktree = await asyncio.get_running_loop().run_in_executor(
-                        None, create_worktree, parent.cwd, self.data_dir, info.task_id
-                    )
-                except AmaError as e:
-                    raise TaskError(e.message) from None
-                info.cwd = worktree.path
+            try:
+                worktree = await asyncio.get_running_loop().run_in_executor(
+                    None, create_worktree, parent.cwd, self.data_dir, info.task_id
+                )
+            except AmaError as e:
+                raise TaskError(e.message) from None
+            info.cwd = worktree.path
         self.registry.add(info)
         cancel = asyncio.Event()
         limits = within_parent(self.caps.limits(), getattr(parent, "run_guard", None))
@@ -192,7 +198,7 @@ class TaskManager:
             info=info,
             definition=definition,
             prompt=str(args.get("prompt") or ""),
-            model=self._model_for(definition, args.get("model")),
+            model=model,
             depth=self.depth + 1,
             limits=limits,
             session_file=(info.session_ref or {}).get("sessionFile") if continuing else None,
@@ -235,6 +241,8 @@ class TaskManager:
                     outcome = await run_external(self, parent, spec, cancel)
             except asyncio.CancelledError:
                 outcome = ChildOutcome("aborted", "", "the task was cancelled")
+            except AmaError as exc:
+                outcome = ChildOutcome("failed", "", exc.message)
             except Exception as exc:
                 outcome = ChildOutcome("failed", "", f"{type(exc).__name__}: {exc}")
             self._finish(spec, outcome, worktree)
@@ -250,12 +258,12 @@ class TaskManager:
         info.result = outcome.text
         if outcome.session_file:
             info.session_ref = {"sessionId": outcome.session_id, "sessionFile": outcome.session_file}
-        usage = info.usage or empty_usage()
-        info.usage = usage
-        info.cost_usd = usage["cost"]["total"]
+        usage = outcome.usage or empty_usage()  # this run's
+        info.usage = info.usage or empty_usage()  # the task's, over its continuations
+        info.cost_usd = info.usage["cost"]["total"]
         guard = getattr(parent, "run_guard", None)
         if guard is not None and not info.background:  # the parent's budget pays for it
-            guard.cost += info.cost_usd or 0.0
+            guard.cost += usage["cost"]["total"]
             guard.tokens += sum(int(usage.get(k, 0)) for k in ("input", "output", "cacheRead", "cacheWrite"))
         info.output_file = self._write_output(info, outcome.text)
         if worktree is not None:
@@ -331,6 +339,8 @@ class TaskManager:
         if len(tasks) < 2:
             return
         parent = self._parent()
+        if parent.hooks is not None and parent.hooks.for_event("PreToolUse", "task"):
+            return  # a PreToolUse hook must see each call before it runs: one at a time
         for call in tasks:
             tool = parent.tools_by_name.get("task")
             if tool is None or tool.validate(call.arguments) is not None:

@@ -11,12 +11,13 @@ denied calls are collected for ``subagent_end`` and the task result.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Callable
 from typing import Any
 
 from ama.agent.events import event
-from ama.agent.subagents.registry import TaskInfo, empty_usage
+from ama.agent.subagents.registry import TaskInfo, empty_usage, merge_usage
 
 TEXT_INTERVAL_S = 0.25
 RELAYED = frozenset({"permission_request", "permission_resolved"})
@@ -49,7 +50,10 @@ class Relay:
         self.info = info
         self.clock = clock
         self.turns = 0
+        #: this run's usage; ``info.usage`` is the task's total over its continuations
         self.usage = empty_usage()
+        self._base = json.loads(json.dumps(info.usage)) if info.usage else empty_usage()
+        self._base_turns = info.turns or 0
         self.denied: list[str] = []
         self._text: list[str] = []
         self._last_text = -1e9
@@ -62,7 +66,7 @@ class Relay:
         elif t == "turn_start":
             self.flush()
             self.turns += 1
-            self.info.turns = self.turns
+            self.info.turns = self._base_turns + self.turns
             self._update("turn", usage=dict(self.usage, cost=dict(self.usage["cost"])))
         elif t == "tool_execution_start":
             self.flush()
@@ -75,8 +79,10 @@ class Relay:
             msg = ev.get("message") or {}
             if msg.get("role") == "assistant":
                 _usage_add(self.usage, msg.get("usage"))
-                self.info.usage = self.usage
-                self.info.cost_usd = self.usage["cost"]["total"]
+                total = json.loads(json.dumps(self._base))
+                merge_usage(total, self.usage)
+                self.info.usage = total
+                self.info.cost_usd = total["cost"]["total"]
         elif t == "message_update":
             inner = ev.get("assistantMessageEvent") or {}
             if inner.get("type") == "text_delta" and inner.get("delta"):

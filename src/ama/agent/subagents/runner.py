@@ -58,6 +58,8 @@ class ChildOutcome:
     denied: list[str] = field(default_factory=list)
     session_file: str | None = None
     session_id: str | None = None
+    #: this run's usage ({input, output, cacheRead, cacheWrite, cost: {total}}); None: none
+    usage: dict | None = None
 
 
 def status_of(record: Any) -> tuple[str, str | None]:
@@ -201,6 +203,7 @@ async def run_child(
             relay.denied,
             child.session.path,
             child.session.id,
+            relay.usage,
         )
     finally:
         stopper.cancel()
