@@ -19,12 +19,12 @@ from ama.agent.events import event
 from ama.agent.subagents.caps import TaskCaps, within_parent
 from ama.agent.subagents.definitions import AgentDefinition, FoundAgents, discover_agents, is_external
 from ama.agent.subagents.registry import TASK_TYPE, TaskInfo, TaskRegistry, cache_of, empty_usage
-from ama.agent.subagents.runner import ChildOutcome, ChildSpec, run_child
 from ama.errors import AmaError
 from ama.session.entries import now_iso
 
 if TYPE_CHECKING:
     from ama.agent.session import AgentSession
+    from ama.agent.subagents.runner import ChildOutcome, ChildSpec
 
 
 class TaskError(AmaError):
@@ -194,6 +194,8 @@ class TaskManager:
         self.registry.add(info)
         cancel = asyncio.Event()
         limits = within_parent(self.caps.limits(), getattr(parent, "run_guard", None))
+        from ama.agent.subagents.runner import ChildSpec  # the runner loads with the first task
+
         spec = ChildSpec(
             info=info,
             definition=definition,
@@ -210,6 +212,8 @@ class TaskManager:
         return info, future
 
     async def _run(self, spec: ChildSpec, cancel: asyncio.Event, worktree: Any) -> ChildOutcome:
+        from ama.agent.subagents.runner import ChildOutcome, run_child
+
         parent = self._parent()
         info = spec.info
         async with self.semaphore:
