@@ -652,3 +652,23 @@ async def test_bad_arguments_fail_before_anything_starts(tmp_path: Path) -> None
     assert 'isolation "worktree" needs a git repository' in texts[2]
     assert all(e["isError"] for e in of(events, "tool_execution_end"))
     assert not of(events, "subagent_start") and agent.tasks.registry.view() == []
+
+
+@sync
+async def test_an_unanswered_child_ask_is_a_denial_the_parent_is_told_about(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AMA_APPROVAL_TIMEOUT_MS", "200")
+    ws, child = setup(tmp_path, [{"toolCalls": [{"name": "bash", "arguments": {"command": "touch made"}}]}, "done?"])
+
+    async def never(req: dict) -> str:
+        await asyncio.sleep(3600)
+        return "allow"
+
+    parent = write_script(tmp_path / "p.json", [task_call(agent="general", model=child), "ok"], mode="sequence")
+    agent, events = await make_agent(ws, parent, broker=CallbackBroker(never))
+    try:
+        await agent.prompt("go")
+    finally:
+        await agent.close()
+    assert of(events, "permission_resolved")[0]["decision"] == "deny"
+    assert not (ws / "made").exists()
+    assert "denied or not approved (bash)" in text_of(tool_result(events))

@@ -99,3 +99,28 @@ def test_a_task_running_when_the_parent_is_killed_reads_interrupted_on_resume(tm
         assert again.close() == 0
     assert [t["status"] for t in tasks] == ["interrupted"]
     assert tasks[0]["taskId"] == running[0]["taskId"] and tasks[0]["sessionRef"]["sessionFile"]
+
+
+def test_a_child_approval_reaches_the_rpc_client_with_its_context(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    child = write_script(
+        tmp_path / "child.json", [{"toolCalls": [{"name": "bash", "arguments": {"command": "touch made"}}]}, "made it"], mode="sequence"
+    )
+    _project(ws, child)
+    call = {"name": "task", "arguments": {"agent": "general", "description": "make", "prompt": "touch made", "model": child}}
+    parent = write_script(tmp_path / "p.json", [{"toolCalls": [call]}, "done"], mode="sequence")
+    rpc = Rpc(ws, "--model", parent)
+    try:
+        rpc.event("session_start")
+        rpc.call("set_client_capabilities", capabilities=["approvals"])
+        rpc.call("prompt", message="go")
+        start = rpc.event("subagent_start")
+        req = rpc.event("permission_request")
+        assert req["toolName"] == "bash" and req["context"] == {"depth": 1, "taskId": start["taskId"]}
+        assert rpc.call("permission_response", requestId=req["requestId"], decision="allow")["success"]
+        end = rpc.event("subagent_end")
+        rpc.event("agent_settled")
+    finally:
+        assert rpc.close() == 0
+    assert end["status"] == "completed" and (ws / "made").exists()
