@@ -404,6 +404,14 @@ class AgentSession:
             out["tasks"] = self.tasks.rollup()
         return out
 
+    def get_tasks(self) -> list[dict[str, Any]]:
+        """The task sub-agents of this session (``TaskInfo``, docs/agents.md)."""
+        return self.tasks.registry.view() if self.tasks is not None else []
+
+    def get_agents(self) -> list[dict[str, Any]]:
+        """The agent types a ``task`` can run (``AgentInfo``, docs/agents.md)."""
+        return self.tasks.agents() if self.tasks is not None else []
+
     def fork(self, entry_id: str | None = None) -> dict[str, Any]:
         """Copy this session's branch (up to ``entry_id``, default the leaf) into a new
         session file; returns ``{sessionId, sessionFile}`` (this agent stays on its session)."""
