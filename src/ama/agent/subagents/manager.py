@@ -126,7 +126,7 @@ class TaskManager:
             agent.session.append_custom(TASK_TYPE, info.to_data())
 
     def _new_info(self, call_id: str, args: dict[str, Any], runner: str) -> TaskInfo:
-        started = sum(1 for _ in self.registry.tasks)
+        started = len(self.registry.tasks)
         if started >= self.caps.max_per_session:
             raise TaskError(
                 f"this session already started {started} tasks, the limit of tasks.maxPerSession "
@@ -161,9 +161,6 @@ class TaskManager:
                 raise TaskError(f"task {info.task_id} is still running; wait for it or stop it with task_ctl")
             if info.runner == "ama" and not (info.session_ref or {}).get("sessionFile"):
                 raise TaskError(f"task {info.task_id} has no session file to continue")
-            info.status, info.ended_at, info.error, info.limit = "running", None, None, None
-            info.background = bool(args.get("background"))
-            info.parent_tool_call_id = call_id
             definition = self.definitions().get(info.agent) or AgentDefinition(info.agent, "")
         elif is_external(name):
             info = self._new_info(call_id, args, name)
@@ -175,12 +172,21 @@ class TaskManager:
                 raise TaskError(f"unknown agent {name!r}; available: {names}")
             definition = definition_or_none
             info = self._new_info(call_id, args, "ama")
-        model = self._model_for(definition, args.get("model"))
+        # a continued task keeps its model unless another is asked for
+        model = args.get("model") or (info.model if continuing else None) or self._model_for(definition, None)
         if model and info.runner == "ama":
             try:
                 parent.registry.get(model)
             except AmaError as e:
                 raise TaskError(f"model {model!r}: {e.message}") from None
+        if continuing:  # checks passed: it runs again
+            info.status, info.ended_at, info.error, info.limit = "running", None, None, None
+            info.background = bool(args.get("background"))
+            info.parent_tool_call_id = call_id
+            if info.worktree and info.worktree.get("base"):
+                from ama.agent.subagents.worktree import Worktree
+
+                worktree = Worktree(info.cwd, str(info.worktree.get("branch")), str(info.worktree["base"]))
         if not continuing and info.runner == "ama" and args.get("isolation") == "worktree":
             from ama.agent.subagents.worktree import create_worktree
 
@@ -204,7 +210,7 @@ class TaskManager:
             depth=self.depth + 1,
             limits=limits,
             session_file=(info.session_ref or {}).get("sessionFile") if continuing else None,
-            worktree_cwd=info.cwd if worktree is not None or (continuing and info.worktree) else None,
+            worktree_cwd=info.cwd if worktree is not None or info.worktree else None,
             max_depth=self.caps.max_depth,
         )
         future = asyncio.ensure_future(self._run(spec, cancel, worktree))
@@ -274,7 +280,7 @@ class TaskManager:
             try:
                 info.worktree = worktree.result()
             except Exception:
-                info.worktree = {"branch": worktree.branch, "changed": None, "path": worktree.path}
+                info.worktree = {"branch": worktree.branch, "changed": None, "path": worktree.path, "base": worktree.base}
         self._record(info)
         parent.emit(
             event(
@@ -284,7 +290,7 @@ class TaskManager:
                 usage=usage,
                 cache=cache_of(usage),
                 outputFile=info.output_file,
-                worktree={"branch": info.worktree["branch"], "changed": info.worktree["changed"]} if info.worktree else None,
+                worktree={"branch": info.worktree.get("branch"), "changed": info.worktree.get("changed")} if info.worktree else None,
                 error=info.error,
             )
         )

@@ -30,11 +30,11 @@ class Worktree:
     base: str  # the commit it started from
 
     def result(self) -> dict:
-        """``{branch, changed, path}`` for ``subagent_end.worktree``."""
+        """``{branch, changed, path, base}`` (``subagent_end.worktree`` has the first two)."""
         status = _git(self.path, "status", "--porcelain")
         head = _git(self.path, "rev-parse", "HEAD")
         changed = bool(status.stdout.strip()) or (head.returncode == 0 and head.stdout.strip() != self.base)
-        return {"branch": self.branch, "changed": changed, "path": self.path}
+        return {"branch": self.branch, "changed": changed, "path": self.path, "base": self.base}
 
 
 def create_worktree(cwd: str, data_dir: str, task_id: str) -> Worktree:
