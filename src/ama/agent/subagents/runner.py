@@ -167,6 +167,8 @@ async def close_child(child: AgentSession) -> None:
     if child.busy:
         child.abort()
         await child.wait_idle()
+    if child.tasks is not None:  # its own children (tasks.maxDepth > 1)
+        await child.tasks.close()
     if child.jobs is not None and child.jobs.running():
         await asyncio.get_running_loop().run_in_executor(None, child.jobs.kill_all)
     if child.bash_sandbox is not None:
