@@ -672,3 +672,21 @@ async def test_an_unanswered_child_ask_is_a_denial_the_parent_is_told_about(tmp_
     assert of(events, "permission_resolved")[0]["decision"] == "deny"
     assert not (ws / "made").exists()
     assert "denied or not approved (bash)" in text_of(tool_result(events))
+
+
+@sync
+async def test_depth_two_lets_a_child_start_its_own_task(tmp_path: Path, ama_home: Path) -> None:
+    (ama_home / "config.json").write_text(json.dumps({"tasks": {"maxDepth": 2}}))
+    ws, grandchild = setup(tmp_path, ["grandchild result"])
+    mid = write_script(tmp_path / "mid.json", [task_call(agent="explore", description="deeper"), "child relayed it"], mode="sequence")
+    parent = write_script(tmp_path / "p.json", [task_call(agent="general", model=mid), "top done"], mode="sequence")
+    agent, events = await make_agent(ws, parent)
+    try:
+        await agent.prompt("go")
+    finally:
+        await agent.close()
+    assert [s["agent"] for s in of(events, "subagent_start")] == ["general"]  # the grandchild reports to the child
+    assert text_of(tool_result(events)).startswith("child relayed it")
+    child_file = of(events, "subagent_start")[0]["sessionFile"]
+    infos = [e.data for e in read_session(child_file).entries if getattr(e, "custom_type", None) == "ama.task" and "status" in e.data]
+    assert infos[-1]["status"] == "completed" and infos[-1]["depth"] == 2 and infos[-1]["agent"] == "explore"
