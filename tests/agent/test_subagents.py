@@ -690,3 +690,24 @@ async def test_depth_two_lets_a_child_start_its_own_task(tmp_path: Path, ama_hom
     child_file = of(events, "subagent_start")[0]["sessionFile"]
     infos = [e.data for e in read_session(child_file).entries if getattr(e, "custom_type", None) == "ama.task" and "status" in e.data]
     assert infos[-1]["status"] == "completed" and infos[-1]["depth"] == 2 and infos[-1]["agent"] == "explore"
+
+
+@sync
+async def test_interrupting_the_parent_stops_its_foreground_child(tmp_path: Path) -> None:
+    ws, _ = setup(tmp_path, [{"text": "too late", "delayMs": 20_000}])
+    parent = write_script(tmp_path / "p.json", [task_call(agent="explore"), "never"], mode="sequence")
+    agent, events = await make_agent(ws, parent)
+
+    def on_event(ev: dict) -> None:
+        if ev["type"] == "subagent_update" and ev.get("kind") == "turn":
+            agent.abort()  # Esc / RPC abort
+
+    agent.subscribe(on_event)
+    try:
+        r = await agent.prompt("go")
+    finally:
+        await agent.close()
+    assert r.record.status == "CANCELLED"
+    assert of(events, "subagent_end")[0]["status"] == "aborted"
+    end = tool_result(events)
+    assert end["isError"] and "ended aborted" in text_of(end)

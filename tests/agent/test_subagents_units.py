@@ -67,9 +67,9 @@ def test_taskinfo_round_trips_and_rebuild_reads_running_as_interrupted() -> None
 
 def test_claude_code_definition_is_read_as_is(tmp_path: Path) -> None:
     p = tmp_path / "rev.md"
-    p.write_text("---\nname: rev\ndescription: Reviews\ntools: Read, Glob, Bash, mcp__x__y\nmodel: inherit\npermissionMode: acceptEdits\n---\nBe strict.\n")
+    p.write_text("---\nname: rev\ndescription: Reviews\ntools: Read, Glob, Bash(git log:*), mcp__x__y, WebFetch\nmodel: inherit\npermissionMode: acceptEdits\n---\nBe strict.\n")
     d = load_definition(str(p), "project")
-    assert (d.tools, d.model, d.permission_mode, d.prompt) == (("read", "find", "bash"), None, "auto-edit", "Be strict.")
+    assert (d.tools, d.model, d.permission_mode, d.prompt) == (("read", "find", "bash", "webfetch"), None, "auto-edit", "Be strict.")
     bad = tmp_path / "bad.md"
     bad.write_text("---\nname: bad\n---\n")
     with pytest.raises(InvalidArguments, match=r"bad.md:1: missing or empty 'description'"):

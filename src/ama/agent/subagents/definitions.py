@@ -115,7 +115,11 @@ def agent_dirs(cwd: str, config_dir: str) -> list[tuple[str, str]]:
 def _tools(value: str | list[str] | None, path: str, line: int) -> tuple[str, ...] | None:
     if value is None:
         return None
-    items = value if isinstance(value, list) else [t for t in re.split(r"[,\s]+", value) if t]
+    # Claude Code's Bash(git log:*) names the tool bash: the parenthesized part is dropped
+    if isinstance(value, list):
+        items = [re.sub(r"\([^)]*\)", "", v) for v in value]
+    else:
+        items = re.split(r"[,\s]+", re.sub(r"\([^)]*\)", "", value))
     out: list[str] = []
     for raw in items:
         name = raw.strip()
