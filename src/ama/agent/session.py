@@ -425,6 +425,8 @@ class AgentSession:
 
     async def close(self) -> None:
         """Stop background jobs, release the session file, close HTTP connections."""
+        if self.tasks is not None:  # no task notification starts a turn from here on
+            self.tasks.begin_close()
         if self.busy:
             self.abort()
             await self.wait_idle()

@@ -413,6 +413,10 @@ class TaskManager:
     def running(self, task_id: str) -> Running | None:
         return self._running.get(task_id)
 
+    def begin_close(self) -> None:
+        """The session is closing: ended tasks no longer start a notification turn."""
+        self._closing = True
+
     async def close(self) -> None:
         self._closing = True
         for r in list(self._running.values()):
