@@ -31,6 +31,7 @@ from ama.agent.parts import (
     Jobs,
     ModelRegistry,
     Permissions,
+    Tasks,
 )
 from ama.agent.run import RunResult, run_prompt
 from ama.errors import AmaError, Busy, InvalidArguments
@@ -118,7 +119,7 @@ class AgentSession:
         self.plans = PlanController(self)
         #: task sub-agents (agent/subagents); the running run's guard, which a task's budget
         #: is capped by; for a child, the ``context`` its approval requests carry
-        self.tasks: Any = parts.tasks
+        self.tasks: Tasks | None = parts.tasks
         self.run_guard: Any = None
         self.approval_context: dict[str, Any] | None = None
 
@@ -406,7 +407,7 @@ class AgentSession:
 
     def get_tasks(self) -> list[dict[str, Any]]:
         """The task sub-agents of this session (``TaskInfo``, docs/agents.md)."""
-        return self.tasks.registry.view() if self.tasks is not None else []
+        return self.tasks.view() if self.tasks is not None else []
 
     def get_agents(self) -> list[dict[str, Any]]:
         """The agent types a ``task`` can run (``AgentInfo``, docs/agents.md)."""

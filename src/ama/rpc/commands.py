@@ -356,14 +356,12 @@ async def cmd_get_todos(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
 
 @command("get_tasks")
 async def cmd_get_tasks(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
-    tasks = srv.agent.tasks
-    return {"tasks": tasks.registry.view() if tasks is not None else []}
+    return {"tasks": srv.agent.get_tasks()}
 
 
 @command("get_agents")
 async def cmd_get_agents(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
-    tasks = srv.agent.tasks
-    return {"agents": tasks.agents() if tasks is not None else []}
+    return {"agents": srv.agent.get_agents()}
 
 
 # --- rewind -------------------------------------------------------------------------------

@@ -370,6 +370,10 @@ class TaskManager:
                 info, _ = await fut
                 self.stop(info.task_id)
 
+    def view(self) -> list[dict[str, Any]]:
+        """``get_tasks``: the registry, in start order."""
+        return self.registry.view()
+
     def rollup(self) -> dict[str, Any]:
         """Usage and cost of this session's tasks, in total and by agent type (for
         ``get_session_stats`` / ``/session``)."""
