@@ -106,7 +106,7 @@ async def test_background_task_notification_starts_a_new_turn(tmp_path: Path) ->
         r = await agent.prompt("go")
         assert r.text == "started it"
         assert "Started background task" in text_of(tool_result(events))
-        for _ in range(200):
+        for _ in range(600):
             if len(of(events, "agent_settled")) >= 2:
                 break
             await asyncio.sleep(0.05)
@@ -457,7 +457,7 @@ async def test_task_ctl_lists_shows_and_stops_a_background_task(tmp_path: Path) 
 
         scripted.reset(tmp_path / "p.json")
         await agent.prompt("stop it")
-        for _ in range(100):  # the stop's notification turn
+        for _ in range(600):  # the stop's notification turn
             if len(of(events, "agent_settled")) >= 3:
                 break
             await asyncio.sleep(0.05)
@@ -619,7 +619,7 @@ async def test_a_running_foreground_task_can_be_sent_to_the_background(tmp_path:
     try:
         r = await agent.prompt("go")
         assert r.text == "carrying on"
-        for _ in range(200):
+        for _ in range(600):
             if len(of(events, "agent_settled")) >= 2:
                 break
             await asyncio.sleep(0.05)
