@@ -711,3 +711,19 @@ async def test_interrupting_the_parent_stops_its_foreground_child(tmp_path: Path
     assert of(events, "subagent_end")[0]["status"] == "aborted"
     end = tool_result(events)
     assert end["isError"] and "ended aborted" in text_of(end)
+
+
+@sync
+async def test_a_deny_rule_on_task_is_honoured(tmp_path: Path) -> None:
+    ws, _ = setup(tmp_path, ["never"])
+    cfg = json.loads((ws / ".ama" / "config.json").read_text())
+    (ws / ".ama" / "config.json").write_text(json.dumps({**cfg, "permissions": {"deny": ["task"]}}))
+    parent = write_script(tmp_path / "p.json", [task_call(agent="explore"), "ok"], mode="sequence")
+    agent, events = await make_agent(ws, parent)
+    try:
+        await agent.prompt("go")
+    finally:
+        await agent.close()
+    end = tool_result(events)
+    assert end["isError"] and end.get("denied") and "permissions.deny" in text_of(end)
+    assert not of(events, "subagent_start")
