@@ -727,3 +727,30 @@ async def test_a_deny_rule_on_task_is_honoured(tmp_path: Path) -> None:
     end = tool_result(events)
     assert end["isError"] and end.get("denied") and "permissions.deny" in text_of(end)
     assert not of(events, "subagent_start")
+
+
+def test_stats_by_agent_splits_the_parent_from_its_tasks(tmp_path: Path) -> None:
+    """``ama stats --by agent``: index and scan agree; a child's requests count as task:<agent>."""
+    from tests.index.helpers import ama_json
+
+    ws, _ = setup(tmp_path, [{"text": "found", "usage": {"input": 5, "output": 1}}])
+    parent = write_script(
+        tmp_path / "p.json", [task_call(agent="explore"), {"text": "ok", "usage": {"input": 7, "output": 2}}], mode="sequence"
+    )
+
+    async def run() -> None:
+        agent, _ = await make_agent(ws, parent)
+        try:
+            await agent.prompt("go")
+        finally:
+            await agent.close()
+
+    asyncio.run(run())
+    indexed = ama_json("stats", "--by", "agent", cwd=str(ws))
+    scanned = ama_json("stats", "--by", "agent", "--no-cache", cwd=str(ws))
+    indexed.pop("files"), scanned.pop("files")
+    assert indexed == scanned
+    groups = {g["key"]: g for g in indexed["groups"]}
+    assert set(groups) == {"main", "task:explore"}
+    assert groups["task:explore"]["requests"] == 1 and groups["main"]["requests"] == 2
+    assert groups["task:explore"]["tokens"]["input"] == 5
