@@ -29,6 +29,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("plan", "[approve|fresh|compact [MODE] | revise TEXT | reject | off]", "plan mode: enter it, or answer the proposed plan"),
     CommandSpec("name", "NAME", "name this session"),
     CommandSpec("session", "", "show this session's file, counts and usage"),
+    CommandSpec("tasks", "[ID | stop ID]", "list this session's sub-agent tasks, open one read-only, or stop one"),
     CommandSpec("clear", "", "start a new session", aliases=("new",)),
     CommandSpec("quit", "", "exit (also Ctrl-D, or Ctrl-C twice)", aliases=("exit",)),
 )

@@ -44,6 +44,8 @@ class AgentOptions:
     #: also its ``sandbox.enabled``); None reads them (the CLI). The SDK passes "off" unless
     #: asked otherwise.
     sandbox: str | None = None
+    #: sub-agent depth of this session (0: top level; a task's child is 1) -- agent/subagents
+    task_depth: int = 0
 
 
 SANDBOX_CHOICES = ("auto", "off")
@@ -160,6 +162,12 @@ def build_agent(opts: AgentOptions) -> tuple[AgentSession, list[str]]:
         if prompts.model_skills():
             tools.append(make_skill_tool(prompts))
         tools += list(opts.extra_tools)
+        from ama.agent.subagents import install as install_tasks
+
+        task_manager, task_tools = install_tasks(
+            cwd=cwd, config=config, depth=opts.task_depth, config_dir=str(paths.config_dir()), data_dir=data_dir
+        )
+        tools += task_tools
         permissions = PermissionSession(
             PermissionContext(
                 mode=opts.permission_mode or config.get("permissionMode"),
@@ -211,6 +219,7 @@ def build_agent(opts: AgentOptions) -> tuple[AgentSession, list[str]]:
             checkpoints=tracker,
             config=config,
             prompts=prompts,
+            tasks=task_manager,
         )
         settings = AgentSettings(
             output_dir=output_dir,
@@ -235,4 +244,7 @@ def build_agent(opts: AgentOptions) -> tuple[AgentSession, list[str]]:
         session.close()
         raise
     holder.append(agent)
+    if task_manager is not None:
+        task_manager.attach(agent)
+        warnings += task_manager.warnings
     return agent, warnings

@@ -108,6 +108,24 @@ class BashSandbox(BashSandboxLike, Protocol):
     def close(self) -> None: ...
 
 
+class Tasks(Protocol):
+    """Task sub-agents of one session (``ama.agent.subagents.TaskManager``)."""
+
+    def prefetch(self, calls: list[Any]) -> None: ...
+
+    async def discard_prefetched(self) -> None: ...
+
+    def view(self) -> list[dict[str, Any]]: ...
+
+    def agents(self) -> list[dict[str, Any]]: ...
+
+    def rollup(self) -> dict[str, Any]: ...
+
+    def begin_close(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+
 @dataclass
 class AgentParts:
     """The collaborators of an ``AgentSession``; all but the registry and the permissions
@@ -127,6 +145,8 @@ class AgentParts:
     config: Any = None
     #: prompt templates and skills (None: none)
     prompts: PromptCatalog | None = None
+    #: task sub-agents (``ama.agent.subagents.TaskManager``; None: no task tool)
+    tasks: Tasks | None = None
 
 
 @dataclass

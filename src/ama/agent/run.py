@@ -239,6 +239,7 @@ async def run_loop(agent: AgentSession, record: RunRecord, limits: Limits | None
     last: AssistantMessage | None = None
     warning: str | None = None
     guard = RunGuard(agent.limits.over(limits))
+    agent.run_guard = guard  # task sub-agents count against it (agent/subagents/caps.py)
     timer = _wall_timer(agent, guard)
     try:
         while True:
@@ -277,6 +278,8 @@ async def run_loop(agent: AgentSession, record: RunRecord, limits: Limits | None
             reminders: list[str] = []
             agent.reminders.guard = guard  # ama.reminder on the batch's last result (agent/reminders.py)
             agent.batch_tail_id = calls[-1].id if calls else None
+            if agent.tasks is not None:  # parallel task calls start together (agent/subagents)
+                agent.tasks.prefetch(calls)
             for i, call in enumerate(calls):
                 if agent.abort_event.is_set():
                     results.append(agent.append_skipped(call, SKIPPED_ABORT))
@@ -295,6 +298,8 @@ async def run_loop(agent: AgentSession, record: RunRecord, limits: Limits | None
                     if count >= REPEAT_REMIND:
                         reminders.append(repeat_reminder(call, count))
             agent.batch_tail_id = None
+            if agent.tasks is not None:
+                await agent.tasks.discard_prefetched()
             agent.emit(event("turn_end", message=plain(last), toolResults=plain(results)))
             if agent.abort_event.is_set():
                 if guard.wall_time_expired and (hit := guard.exceeded()) is not None:

@@ -31,6 +31,7 @@ from ama.agent.parts import (
     Jobs,
     ModelRegistry,
     Permissions,
+    Tasks,
 )
 from ama.agent.run import RunResult, run_prompt
 from ama.errors import AmaError, Busy, InvalidArguments
@@ -132,6 +133,11 @@ class AgentSession:
         #: rate telemetry of the turn requests (agent/telemetry.py); ``ui.animation`` gates ticks
         animation = self.config.get("ui.animation", True) if self.config is not None else True
         self.telemetry = Telemetry(self.emit, ticks=animation is not False)
+        #: task sub-agents (agent/subagents); the running run's guard, which a task's budget
+        #: is capped by; for a child, the ``context`` its approval requests carry
+        self.tasks: Tasks | None = parts.tasks
+        self.run_guard: Any = None
+        self.approval_context: dict[str, Any] | None = None
 
     # --- events -----------------------------------------------------------------------
 
@@ -410,7 +416,18 @@ class AgentSession:
     def stats(self) -> dict[str, Any]:
         from ama.agent.views import session_stats
 
-        return {**session_stats(self.session), "telemetry": self.telemetry.snapshot()}
+        out = {**session_stats(self.session), "telemetry": self.telemetry.snapshot()}
+        if self.tasks is not None:  # sub-agents' usage rolled up (agent/subagents)
+            out["tasks"] = self.tasks.rollup()
+        return out
+
+    def get_tasks(self) -> list[dict[str, Any]]:
+        """The task sub-agents of this session (``TaskInfo``, docs/agents.md)."""
+        return self.tasks.view() if self.tasks is not None else []
+
+    def get_agents(self) -> list[dict[str, Any]]:
+        """The agent types a ``task`` can run (``AgentInfo``, docs/agents.md)."""
+        return self.tasks.agents() if self.tasks is not None else []
 
     def fork(self, entry_id: str | None = None) -> dict[str, Any]:
         """Copy this session's branch (up to ``entry_id``, default the leaf) into a new
@@ -425,12 +442,16 @@ class AgentSession:
 
     async def close(self) -> None:
         """Stop background jobs, release the session file, close HTTP connections."""
+        if self.tasks is not None:  # no task notification starts a turn from here on
+            self.tasks.begin_close()
         if self.busy:
             self.abort()
             await self.wait_idle()
         from ama.agent.cache_care import stop
 
         stop(self, "closed")
+        if self.tasks is not None:
+            await self.tasks.close()
         if self.jobs is not None and self.jobs.running():
             await asyncio.get_running_loop().run_in_executor(None, self.jobs.kill_all)
         if self.bash_sandbox is not None:

@@ -46,6 +46,8 @@ async def _ask(agent: AgentSession, call: ToolCall, decision: Decision, hook_rea
         req["hookReason"] = hook_reason
     if decision.auto is not None:
         req["autoDecision"] = decision.auto.to_json()
+    if agent.approval_context:  # a task sub-agent's ask: {depth, taskId} (agent/subagents)
+        req["context"] = agent.approval_context
     args = call.arguments if isinstance(call.arguments, dict) else {}
     preview = permission_preview(call.name, args, agent.cwd, sandboxed=decision.sandboxed, sandbox=agent.bash_sandbox)
     if preview is not None:

@@ -108,6 +108,8 @@ class FullUI:
         completer = _SlashCompleter(slash_names) if slash_names is not None else None
         self.session: Any = PromptSession(history=FileHistory(history_path), key_bindings=kb, completer=completer)
         self._watching: Any = None
+        #: Ctrl-B during a run (set by cli/tasks_view.py: running tasks to the background)
+        self.on_ctrl_b: Callable[[], None] | None = None
 
     async def read(self, prompt: str, default: str = "") -> str | None:
         try:
@@ -129,6 +131,8 @@ class FullUI:
                 on_interrupt(True)
             elif Keys.Escape in keys:
                 on_interrupt(False)
+            elif Keys.ControlB in keys and self.on_ctrl_b is not None:  # cli/tasks_view.py
+                self.on_ctrl_b()
 
         self._watching = (inp, on_keys)
         with inp.raw_mode(), inp.attach(on_keys):
@@ -229,6 +233,9 @@ class Interactive:
         from ama.cli.plan_cmd import attach
 
         attach(self, agent)
+        from ama.cli import tasks_view
+
+        tasks_view.attach(self, agent)  # [task:<agent>] lines (cli/tasks_view.py)
         self.agent = agent
 
     def _collect(self, ev: dict) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ama.cli import plan_cmd
+from ama.cli import plan_cmd, tasks_view
 from ama.errors import AmaError
 
 
@@ -87,6 +87,8 @@ async def cmd_session(app: Any, arg: str) -> None:
 
     for line in describe(usage_by_kind(s.entries)):  # the whole file, as ama stats counts it
         r.line(line)
+    if (tasks := tasks_view.session_line(a)) is not None:
+        r.line(tasks)
 
 
 def _label(e: Any) -> str:
@@ -200,4 +202,5 @@ COMMANDS = {
     "tree": cmd_tree,
     "rewind": cmd_rewind,
     "plan": plan_cmd.cmd_plan,
+    "tasks": tasks_view.cmd_tasks,
 }

@@ -34,7 +34,7 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument("--until", metavar="WHEN", help="last day, same forms (inclusive)")
     p.add_argument(
         "--by",
-        choices=["day", "week", "month", "provider", "channel", "model", "project"],
+        choices=["day", "week", "month", "provider", "channel", "model", "project", "agent"],
         help="split into a table",
     )
     scope = p.add_mutually_exclusive_group()

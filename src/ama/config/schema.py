@@ -133,6 +133,13 @@ KEYS: dict[str, Key] = {
             [],
             "Workspace secret files (.env, ...) left readable in the sandbox: globs on the relative path or name.",
         ),
+        Key("tasks.maxParallel", "int", 4, "Task sub-agents running at once; more wait their turn (docs/agents.md).", _tighter_limit),
+        Key("tasks.maxDepth", "int", 1, "Levels of task sub-agents (1: a sub-agent has no task tool).", _smaller),
+        Key("tasks.maxPerSession", "int", 20, "Task sub-agents one session may start (continuations do not count).", _smaller),
+        Key("tasks.maxTurns", "int", 40, "Model calls per task run; a capped task ends max_turns (0 = no limit).", _tighter_limit),
+        Key("tasks.maxCost", "number", 2.0, "USD per task run; a capped task ends max_turns (0 = no limit).", "any"),
+        Key("tasks.maxWallTime", "number", 1800, "Seconds per task run; a capped task ends max_turns (0 = no limit).", "any"),
+        Key("tasks.exploreModel", "str", None, "Model (provider/id) for the explore agent; unset: the parent's model.", "any"),
         Key(
             "sandbox.maxProcesses",
             "int",

@@ -27,7 +27,7 @@ from ama.index.rows import (
 )
 from ama.index.timeutil import month_of, week_of
 
-GROUPS = ("day", "week", "month", "provider", "channel", "model", "project")
+GROUPS = ("day", "week", "month", "provider", "channel", "model", "project", "agent")
 _TIME_GROUPS = ("day", "week", "month")
 
 
@@ -67,6 +67,34 @@ class Gathered:
         self.external: list[tuple] = []
         self.tools: Counter[str] = Counter()
         self.counts = FileCounts()
+        #: file key -> "task:<agent>" for task sub-agent sessions (``--by agent``; others "main")
+        self.agents: dict[Any, str] = {}
+
+
+def agent_label(head: bytes) -> str:
+    """``task:<agent>`` when a session's first entry is a sub-agent's ``ama.task`` header
+    entry (no ``status``; docs/agents.md), else ``main``."""
+    import json
+
+    lines = head.split(b"\n", 2)
+    if len(lines) < 2 or b'"ama.task"' not in lines[1]:
+        return "main"
+    try:
+        entry = json.loads(lines[1])
+    except ValueError:
+        return "main"
+    data = entry.get("data") if isinstance(entry, dict) and entry.get("customType") == "ama.task" else None
+    if not isinstance(data, dict) or "status" in data:
+        return "main"
+    return f"task:{data.get('agent') or '?'}"
+
+
+def _head(path: str, limit: int = 64 * 1024) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read(limit)
+    except OSError:
+        return b""
 
 
 class FileCounts:
@@ -98,6 +126,7 @@ def _scan_files(paths: list[str], q: StatsQuery) -> tuple:
     latency: list[tuple] = []
     external: list[tuple] = []
     tools: dict[str, int] = {}
+    agents: dict[str, str] = {}
     scanned = invalid = 0
     for path in paths:
         try:
@@ -114,6 +143,8 @@ def _scan_files(paths: list[str], q: StatsQuery) -> tuple:
         cwd = state.cwd
         if q.project is not None and cwd != q.project:
             continue
+        if q.by == "agent":
+            agents[path] = agent_label(data[:65536])
         fx = Facts()
         scan_facts(data, pos, len(data), state.stats, fx, days)
         req.extend((path, cwd, *k, *v) for k, v in fx.req.items())
@@ -126,7 +157,7 @@ def _scan_files(paths: list[str], q: StatsQuery) -> tuple:
         for (day, name), calls in fx.tools.items():
             if _in_range(q, day):
                 tools[name] = tools.get(name, 0) + calls
-    return req, turns, latency, tools, scanned, invalid, external
+    return req, turns, latency, tools, scanned, invalid, external, agents
 
 
 def scan(root: str, q: StatsQuery) -> Gathered:
@@ -144,7 +175,7 @@ def scan(root: str, q: StatsQuery) -> Gathered:
             sizes.append(0)
     groups = fanout.split(paths, sizes, fanout.workers_for(sum(sizes)))
     g = Gathered()
-    for req, turns, latency, tools, scanned, invalid, external in fanout.run(
+    for req, turns, latency, tools, scanned, invalid, external, agents in fanout.run(
         lambda idx: _scan_files([paths[i] for i in idx], q), groups
     ):
         g.req += req
@@ -155,6 +186,7 @@ def scan(root: str, q: StatsQuery) -> Gathered:
             g.tools[name] += calls
         g.counts.scanned += scanned
         g.counts.invalid += invalid
+        g.agents.update(agents)
     return g
 
 
@@ -201,6 +233,9 @@ def from_index(db: sqlite3.Connection, root_id: int, q: StatsQuery) -> Gathered:
     (g.counts.invalid,) = db.execute(
         "SELECT count(*) FROM files WHERE root_id = ? AND valid = 0", (root_id,)
     ).fetchone()
+    if q.by == "agent":  # the first entry says it; the index does not keep it
+        for fid, fpath in db.execute(f"SELECT f.id, f.path FROM files f WHERE {where}", args):
+            g.agents[fid] = agent_label(_head(fpath))
     return g
 
 
@@ -224,7 +259,9 @@ def _endpoint(p: str, m: str, c: str) -> str:
     return f"{base}@{c}" if c else base
 
 
-def _group_key(by: str, day: str, p: str, m: str, c: str, cwd: str) -> str:
+def _group_key(by: str, day: str, p: str, m: str, c: str, cwd: str, agent: str = "main") -> str:
+    if by == "agent":
+        return agent
     if by == "day":
         return day or "(no date)"
     if by == "week":
@@ -328,7 +365,7 @@ def aggregate(g: Gathered, q: StatsQuery) -> dict:
         ep = (p, m, c)
         add_req(total, fk, kind, ep, vals)
         if by is not None:
-            key = _group_key(by, day, p, m, c, cwd)
+            key = _group_key(by, day, p, m, c, cwd, g.agents.get(fk, "main"))
             acc = groups.get(key)
             if acc is None:
                 acc = groups[key] = _Acc()
@@ -346,7 +383,7 @@ def aggregate(g: Gathered, q: StatsQuery) -> dict:
         total.turn_ms += ms
         total.files.add(fk)
         if by is not None:
-            key = _group_key(by, day, p, m, c, cwd)
+            key = _group_key(by, day, p, m, c, cwd, g.agents.get(fk, "main"))
             acc = groups.get(key)
             if acc is None:
                 acc = groups[key] = _Acc()

@@ -158,6 +158,12 @@ class RpcClient:
     async def state(self) -> dict[str, Any]:
         return await self.call("get_state")
 
+    async def get_tasks(self) -> list[dict[str, Any]]:
+        return list((await self.call("get_tasks"))["tasks"])
+
+    async def get_agents(self) -> list[dict[str, Any]]:
+        return list((await self.call("get_agents"))["agents"])
+
     async def close(self) -> int:
         """Close stdin (the server finishes a running prompt) and wait for the exit code."""
         if self.proc is None:

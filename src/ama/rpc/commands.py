@@ -264,7 +264,7 @@ async def cmd_get_last_assistant_text(srv: RpcServer, p: dict[str, Any]) -> dict
 
 @command("get_session_stats")
 async def cmd_get_session_stats(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
-    return srv.agent.stats()  # with ``telemetry`` (agent/telemetry.py)
+    return srv.agent.stats()  # with ``telemetry`` (agent/telemetry.py) and the tasks' roll-up
 
 
 # --- models and modes -------------------------------------------------------------------
@@ -359,12 +359,12 @@ async def cmd_get_todos(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
 
 @command("get_tasks")
 async def cmd_get_tasks(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
-    return {"tasks": []}  # no task sub-agents yet: the registry view is empty
+    return {"tasks": srv.agent.get_tasks()}
 
 
 @command("get_agents")
 async def cmd_get_agents(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
-    return {"agents": []}
+    return {"agents": srv.agent.get_agents()}
 
 
 # --- rewind -------------------------------------------------------------------------------
