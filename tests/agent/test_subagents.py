@@ -373,22 +373,39 @@ async def test_definitions_from_claude_agents_and_unknown_agent(tmp_path: Path) 
 
 
 @sync
-async def test_external_agent_without_runner_fails_clearly(tmp_path: Path) -> None:
-    import importlib.util
-
+async def test_an_absent_external_agent_fails_clearly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))  # no codex here
     ws, _ = setup(tmp_path, [])
     parent = write_script(tmp_path / "p.json", [task_call(agent="codex"), "ok"], mode="sequence")
-    agent, events = await make_agent(ws, parent)
+    agent, events = await make_agent(ws, parent, permission_mode="full-auto")  # an external task asks otherwise
     try:
         await agent.prompt("go")
     finally:
         await agent.close()
     end = of(events, "subagent_end")[0]
-    if importlib.util.find_spec("ama.agent.external") is None:
-        assert end["status"] == "failed" and end["error"] == "external runner codex is not available"
-        assert "external runner codex is not available" in text_of(tool_result(events))
-    else:  # the runner exists (another part of ama): it answers for itself
-        assert end["status"] in ("completed", "failed", "aborted")
+    assert end["status"] == "failed" and "codex is not installed" in end["error"]
+    assert "codex is not installed" in text_of(tool_result(events))
+
+
+@sync
+async def test_an_external_task_asks_like_a_command_and_plan_mode_refuses_it(tmp_path: Path) -> None:
+    ws, _ = setup(tmp_path, [])
+    parent = write_script(tmp_path / "p.json", [task_call(agent="acp:ama"), "ok"], mode="sequence")
+    agent, events = await make_agent(ws, parent)  # default mode, nobody to answer: denied
+    try:
+        await agent.prompt("go")
+    finally:
+        await agent.close()
+    denied = tool_result(events)
+    assert not of(events, "subagent_start") and denied["isError"] is True
+    assert [r["toolName"] for r in of(events, "permission_request")] in ([], ["task"])
+    parent = write_script(tmp_path / "p2.json", [task_call(agent="claude"), "ok"], mode="sequence")
+    agent, events = await make_agent(ws, parent, permission_mode="plan")
+    try:
+        await agent.prompt("go")
+    finally:
+        await agent.close()
+    assert not of(events, "subagent_start") and "plan mode" in text_of(tool_result(events))
 
 
 @pytest.mark.parametrize("status", ["running"])
@@ -551,6 +568,10 @@ async def test_external_runner_seam_host_updates_asks_and_records(tmp_path: Path
     fake.run_external_task = run_external_task  # type: ignore[attr-defined]
     fake.list_external_agents = lambda config: [{"name": "claude", "runner": "claude", "installed": False, "version": None, "description": "Claude Code"}]  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "ama.agent.external", fake)
+    import ama.agent
+
+    # ``from ama.agent import external`` finds an attribute first once the real one is imported
+    monkeypatch.setattr(ama.agent, "external", fake, raising=False)
 
     async def allow(req: dict) -> str:
         seen["asked"] = req

@@ -241,7 +241,7 @@ def test_approve_compact_compacts_then_executes_with_the_plan(tmp_path: Path, am
     at = types.index("response:plan_response")
     order = [t for t in types[:at] if t in ("todo_updated", "plan_resolved", "permission_mode_changed", "compaction_end")]
     assert order[-4:] == ["todo_updated", "plan_resolved", "permission_mode_changed", "compaction_end"]
-    kinds = [e.get("customType") or e["type"] for e in entries if e.get("customType") != "ama.reminder"]
+    kinds = [e.get("customType") or e["type"] for e in entries if e.get("customType") not in ("ama.reminder", "ama.run")]
     comp = kinds.index("compaction")
     assert kinds[comp + 1] == "ama.plan_approved" and kinds[comp + 2] == "message"  # then the execution turn
     summary = next(e for e in entries if e["type"] == "compaction")["summary"]

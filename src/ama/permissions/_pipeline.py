@@ -106,9 +106,17 @@ def _inside(path: str, root: str) -> bool:
     return not root or path == root or path.startswith(root + "/")
 
 
+def _external_agent(agent: Any) -> bool:
+    return isinstance(agent, str) and (agent.startswith("acp:") or agent in ("claude", "codex"))
+
+
 def _classify(tool: str, args: dict[str, Any], ctx: PermissionContext, read_only: bool | None) -> _Call:
     tool = tool.lower()  # rules are case-insensitive
     spec = TOOLS.get(tool)
+    if tool == "task" and _external_agent(args.get("agent")):
+        # another agent program (docs/external-agents.md) acts outside ama's tools and
+        # sandbox: starting one asks like bash does, and plan mode refuses it
+        return _Call(tool, "other", False)
     if spec is None:
         ro = bool(read_only)
         return _Call(tool, "read" if ro else "other", ro)
