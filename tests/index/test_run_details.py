@@ -61,15 +61,15 @@ def test_an_index_of_the_previous_schema_is_upgraded_in_place(sessions_dir: Path
     s = Builder(sessions_dir, str(tmp_path))
     s.custom("2026-03-01T10:00:05.000Z", "ama.run", FAILED)
     listed(tmp_path)
-    # the index as the previous ama left it: schema 3, no details column
+    # the index as the previous ama left it: schema 4, no details column
     db = sqlite3.connect(D.path())
     db.execute("ALTER TABLE runs DROP COLUMN details")
-    db.execute("DELETE FROM schema_migrations WHERE version = 4")
+    db.execute("DELETE FROM schema_migrations WHERE version = 5")
     db.commit()
     db.close()
     (file_row,) = rows("SELECT id, offset FROM files")
     run = listed(tmp_path)["run-failed"]
-    assert rows("SELECT max(version), count(*) FROM schema_migrations") == [(4, 4)]
+    assert rows("SELECT max(version), count(*) FROM schema_migrations") == [(5, 5)]
     assert rows("SELECT id, offset FROM files") == [file_row]  # not rebuilt
     assert rows("SELECT details FROM runs") == [(None,)]  # read from the session file instead
     assert run["errorMessage"] == "429 Too Many Requests" and run["httpStatus"] == 429
