@@ -62,8 +62,8 @@ def test_prompt_approval_interrupt_quit_in_tmux(tmux_session: str, ama_home: Pat
     name = tmux_session
     wait_for(name, "/help for commands")
     subprocess.run(["tmux", "send-keys", "-t", name, "run it", "Enter"], check=True)
-    wait_for(name, "[y]es / [a]lways this session / [n]o")
-    subprocess.run(["tmux", "send-keys", "-t", name, "y", "Enter"], check=True)
+    wait_for(name, "a always this session · Esc deny and interrupt")
+    subprocess.run(["tmux", "send-keys", "-t", name, "y"], check=True)
     screen = wait_for(name, "The command ran.")
     assert "⎿ approved-run" in screen
     subprocess.run(["tmux", "send-keys", "-t", name, "go slow", "Enter"], check=True)
@@ -146,7 +146,7 @@ def test_double_escape_rewind_and_restore_on_cancel_in_tmux(tmp_path: Path, ama_
         subprocess.run(["tmux", "send-keys", "-t", name, "Escape"], check=True)
         wait_for(name, "the prompt is back in the input")
         deadline = time.monotonic() + 30
-        while not pane(name).rstrip().endswith("> slow one"):  # the refilled input line
+        while "> slow one" not in pane(name).split("the prompt is back in the input")[-1]:  # the refilled input
             assert time.monotonic() < deadline, pane(name)
             time.sleep(0.1)
         subprocess.run(["tmux", "send-keys", "-t", name, "C-u", "C-d"], check=True)

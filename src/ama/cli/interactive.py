@@ -18,9 +18,9 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ama.cli.render import Renderer, call_summary
+from ama.cli.render import Renderer
+from ama.cli.ui.approvals import UiBroker
 from ama.errors import AmaError
-from ama.permissions import Answer
 
 QUIT_WINDOW_S = 2.0
 
@@ -56,24 +56,20 @@ class LineUI:
         yield
 
 
-def slash_completions(text: str, names: list[str]) -> list[str]:
-    """The command names (without ``/``) that complete ``text`` typed at the prompt: only
-    while the first word, starting with ``/``, is being typed."""
-    if not text.startswith("/") or any(c.isspace() for c in text):
-        return []
-    return [n for n in names if n.startswith(text[1:])]
+#: the double-Esc window (seed 004 §4): a second Esc within it rewinds / clears the input
+DOUBLE_ESC_S = 0.8
+#: Shift-Tab cycles these permission modes (a mode outside them joins the cycle at its end)
+MODE_CYCLE = ("default", "auto-edit", "plan")
+#: what terminals send for Shift-Enter (CSI u and xterm modifyOtherKeys): a newline
+SHIFT_ENTER = ("\x1b[13;2u", "\x1b[27;2;13~")
 
 
-def _SlashCompleter(names: Callable[[], list[str]]) -> Any:
-    from prompt_toolkit.completion import Completer, Completion
-
-    class SlashCompleter(Completer):
-        def get_completions(self, document: Any, complete_event: Any) -> Any:
-            text = document.text_before_cursor
-            for n in slash_completions(text, names()):
-                yield Completion("/" + n, start_position=-len(text))
-
-    return SlashCompleter()
+def next_mode(current: str, started: str) -> str:
+    cycle = list(MODE_CYCLE)
+    for extra in (started, current):
+        if extra not in cycle:
+            cycle.append(extra)
+    return cycle[(cycle.index(current) + 1) % len(cycle)]
 
 
 class FullUI:
@@ -81,11 +77,28 @@ class FullUI:
 
     full = True
 
-    def __init__(self, history_path: str, slash_names: Callable[[], list[str]] | None = None) -> None:
+    def __init__(
+        self,
+        history_path: str,
+        commands: Callable[[], list[tuple[str, str]]],
+        cwd: Callable[[], str],
+    ) -> None:
         from prompt_toolkit import PromptSession
         from prompt_toolkit.history import FileHistory
+        from prompt_toolkit.input import ansi_escape_sequences
         from prompt_toolkit.key_binding import KeyBindings
+        from prompt_toolkit.keys import Keys
 
+        from ama.cli.ui.completion import FileIndex, Pastes, make_completer
+
+        for seq in SHIFT_ENTER:
+            ansi_escape_sequences.ANSI_SEQUENCES[seq] = Keys.ControlJ
+        self.pastes = Pastes()
+        self.toolbar: Callable[[], str] = lambda: ""
+        self.on_shift_tab: Callable[[], None] = lambda: None
+        self.hint = ""
+        self._hint_until = 0.0
+        self._last_esc = 0.0
         kb = KeyBindings()
 
         @kb.add("escape", "enter")
@@ -93,49 +106,160 @@ class FullUI:
         def _newline(event: Any) -> None:
             event.current_buffer.insert_text("\n")
 
-        @kb.add("escape", "escape")
-        def _double_escape(event: Any) -> None:
-            """Idle double-Esc: empty input opens the rewind list; otherwise clears the input
-            (kept in the history, so Up brings it back)."""
+        @kb.add("enter")
+        def _enter(event: Any) -> None:
+            """``\\`` at the end of the line + Enter: a newline instead of sending."""
             buf = event.current_buffer
-            if buf.text.strip():
-                buf.append_to_history()
-                buf.reset()
-            else:
-                event.app.exit(result="/rewind")
+            if buf.document.text_before_cursor.endswith("\\"):
+                buf.delete_before_cursor(1)
+                buf.insert_text("\n")
+                return
+            buf.validate_and_handle()
+
+        @kb.add("escape")
+        def _escape(event: Any) -> None:
+            """Idle double-Esc (within DOUBLE_ESC_S): empty input opens the rewind list;
+            otherwise clears the input (kept in the history, so Up brings it back).  The
+            first press says what the second would do."""
+            buf = event.current_buffer
+            now = time.monotonic()
+            if now - self._last_esc <= DOUBLE_ESC_S:
+                self._last_esc = 0.0
+                self.hint = ""
+                if buf.text.strip():
+                    buf.append_to_history()
+                    buf.reset()
+                else:
+                    event.app.exit(result="/rewind")
+                return
+            self._last_esc = now
+            self._show_hint(event.app, "press Esc again to clear the input" if buf.text.strip() else "press Esc again to rewind")
+
+        @kb.add(Keys.BracketedPaste)
+        def _paste(event: Any) -> None:
+            event.current_buffer.insert_text(self.pastes.insert(event.data))
+
+        @kb.add("s-tab")
+        def _mode(event: Any) -> None:
+            self.on_shift_tab()
+            event.app.invalidate()
 
         os.makedirs(os.path.dirname(history_path), exist_ok=True)
-        completer = _SlashCompleter(slash_names) if slash_names is not None else None
-        self.session: Any = PromptSession(history=FileHistory(history_path), key_bindings=kb, completer=completer)
+        self.files = FileIndex(cwd)
+        self.session: Any = PromptSession(
+            history=FileHistory(history_path),
+            key_bindings=kb,
+            completer=make_completer(commands, self.files),
+            complete_while_typing=True,
+            bottom_toolbar=self._toolbar,
+        )
+        self.session.app.timeoutlen = 0.05  # Esc alone is a key here, not only a prefix
         self._watching: Any = None
+        self._choice: asyncio.Future[str] | None = None
+        self._choice_at = 0.0
+        self.typeahead = ""
+        self.renderer: Renderer | None = None
+
+    def _show_hint(self, app: Any, text: str) -> None:
+        self.hint = text
+        self._hint_until = time.monotonic() + DOUBLE_ESC_S
+        app.invalidate()
+
+        def expire() -> None:
+            if time.monotonic() >= self._hint_until:
+                self.hint = ""
+                app.invalidate()
+
+        asyncio.get_running_loop().call_later(DOUBLE_ESC_S + 0.01, expire)
+
+    def _toolbar(self) -> Any:
+        if self.hint:
+            return " " + self.hint
+        return " " + self.toolbar() + " · shift-tab: mode · /help"
 
     async def read(self, prompt: str, default: str = "") -> str | None:
         try:
-            return await self.session.prompt_async(prompt, default=default)
+            text = await self.session.prompt_async(prompt, default=default)
+        except EOFError:
+            return None
+        return self.pastes.expand(text)
+
+    async def ask_line(self, prompt: str) -> str | None:
+        """A plain line (no completion, no toolbar, no history) for pickers and reasons."""
+        from prompt_toolkit import PromptSession
+
+        try:
+            return await PromptSession().prompt_async(prompt)
         except EOFError:
             return None
 
     @contextlib.contextmanager
     def watch(self, on_interrupt: Callable[[bool], None]) -> Iterator[None]:
-        """During a run: raw keyboard input, Esc or Ctrl-C interrupts (the flag: Ctrl-C)."""
+        """During a run: raw keyboard input.  Esc or Ctrl-C interrupts (the flag: Ctrl-C),
+        an approval waiting for a key takes y / n / a, other keys are typed ahead into the
+        draft of the next input (shown under the spinner)."""
         from prompt_toolkit.input import create_input
-        from prompt_toolkit.keys import Keys
 
         inp = create_input()
 
         def on_keys() -> None:
-            keys = [k.key for k in inp.read_keys() + inp.flush_keys()]
-            if Keys.ControlC in keys:
-                on_interrupt(True)
-            elif Keys.Escape in keys:
-                on_interrupt(False)
+            for kp in inp.read_keys() + inp.flush_keys():
+                self._key(kp, on_interrupt)
 
         self._watching = (inp, on_keys)
+        self.typeahead = ""
         with inp.raw_mode(), inp.attach(on_keys):
             try:
                 yield
             finally:
                 self._watching = None
+                if self._choice is not None and not self._choice.done():
+                    self._choice.set_result("esc")
+
+    @property
+    def watching(self) -> bool:
+        return self._watching is not None
+
+    def _key(self, kp: Any, on_interrupt: Callable[[bool], None]) -> None:
+        from prompt_toolkit.keys import Keys
+
+        choice = self._choice if self._choice is not None and not self._choice.done() else None
+        if kp.key == Keys.ControlC:
+            on_interrupt(True)
+            return
+        if kp.key == Keys.Escape:
+            if choice is not None:
+                choice.set_result("esc")
+            on_interrupt(False)
+            return
+        data = kp.data if isinstance(kp.data, str) else ""
+        if choice is not None and time.monotonic() >= self._choice_at and data.lower() in ("y", "n", "a"):
+            choice.set_result(data.lower())
+            return
+        if kp.key in (Keys.Backspace, Keys.ControlH):
+            self.typeahead = self.typeahead[:-1]
+        elif kp.key == Keys.ControlU:
+            self.typeahead = ""
+        elif kp.key == Keys.BracketedPaste or (len(data) == 1 and data.isprintable()):
+            self.typeahead += data
+        else:
+            return
+        if self.renderer is not None:
+            self.renderer.typeahead = self.typeahead
+            self.renderer.redraw(force=True)
+
+    def key_choice(self, grace: float) -> asyncio.Future[str]:
+        """The next y / n / a (or "esc") pressed at least ``grace`` seconds from now."""
+        fut: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._choice = fut
+        self._choice_at = time.monotonic() + grace
+
+        def done(_: Any) -> None:
+            if self._choice is fut:
+                self._choice = None
+
+        fut.add_done_callback(done)
+        return fut
 
     @contextlib.contextmanager
     def paused(self) -> Iterator[None]:
@@ -147,35 +271,6 @@ class FullUI:
         inp, on_keys = watching
         with inp.detach(), inp.cooked_mode():
             yield
-
-
-class UiBroker:
-    """Approval prompts in the terminal."""
-
-    def __init__(self, ui: Any, renderer: Renderer) -> None:
-        self.ui = ui
-        self.renderer = renderer
-
-    async def ask(self, req: dict[str, Any]) -> Answer:
-        r = self.renderer
-        r.line(r.style("? ", "33") + f"allow {call_summary(req['toolName'], req.get('input') or {}, 200)}")
-        if req.get("message"):
-            r.line(r.style(f"  {req['message']}", "2"))
-        with self.ui.paused():
-            while True:
-                reply = await self.ui.read("  [y]es / [a]lways this session / [n]o (or type a reason): ")
-                if reply is None:
-                    return Answer("deny")
-                text = reply.strip()
-                low = text.lower()
-                if low in ("y", "yes"):
-                    return Answer("allow_once")
-                if low in ("a", "always"):
-                    return Answer("allow_session")
-                if low in ("n", "no"):
-                    return Answer("deny")
-                if text:
-                    return Answer("deny", text)
 
 
 def help_text(extra: list[str] | None = None) -> str:
@@ -200,18 +295,52 @@ class Interactive:
         else:
             from ama.config.paths import data_dir
 
-            self.ui = FullUI(os.path.join(str(data_dir()), "history.txt"), self._slash_names)
+            self.ui = FullUI(os.path.join(str(data_dir()), "history.txt"), self._commands, self._cwd)
+            self.ui.renderer = self.renderer
+            self.ui.toolbar = self._footer
+            self.ui.on_shift_tab = self._cycle_mode
         self.agent: Any = None
         self.assistants: list[dict] = []
         self.last_interrupt = 0.0
         self.quit = False
         self.draft = ""  # text to refill the input with (after a rewind)
         self.main_task: asyncio.Task | None = None
+        self._context_percent: float | None = None
+        self._cost: float | None = None
+        self._started_mode = "default"
 
-    def _slash_names(self) -> list[str]:
-        from ama.agent.commands import all_names
+    def _commands(self) -> list[tuple[str, str]]:
+        """(name, description) of every slash command, templates and skills included."""
+        if self.agent is not None:
+            return [(c["name"], c["description"]) for c in self.agent.prompts.commands()]
+        from ama.agent.commands import COMMANDS
 
-        return all_names() + (self.agent.prompts.names() if self.agent is not None else [])
+        return [(n, c.description) for c in COMMANDS for n in c.names]
+
+    def _cwd(self) -> str:
+        return self.agent.cwd if self.agent is not None else os.getcwd()
+
+    def _footer(self) -> str:
+        from ama.cli.ui.status import footer
+
+        if self.agent is None:
+            return ""
+        return footer(self.agent, self._context_percent, self._cost)
+
+    def _refresh_footer(self) -> None:
+        from ama.cli.ui.status import context_percent, session_cost
+
+        self._context_percent = context_percent(self.agent)
+        self._cost = session_cost(self.agent)
+
+    def _cycle_mode(self) -> None:
+        a = self.agent
+        if a is None or a.busy:
+            return
+        try:
+            a.set_permission_mode(next_mode(a.permissions.mode, self._started_mode))
+        except AmaError:
+            return
 
     # --- agent lifecycle --------------------------------------------------------------
 
@@ -219,7 +348,8 @@ class Interactive:
         from ama.agent.compose import build_agent
         from ama.agent.options import agent_options
 
-        opts = agent_options(self.args, broker=UiBroker(self.ui, self.renderer))
+        broker = UiBroker(self.ui, self.renderer)
+        opts = agent_options(self.args, broker=broker)
         opts.session = session
         agent, warnings = build_agent(opts)
         for w in warnings:
@@ -229,7 +359,9 @@ class Interactive:
         from ama.cli.plan_cmd import attach
 
         attach(self, agent)
+        broker.agent = agent
         self.agent = agent
+        self._started_mode = agent.permissions.mode
 
     def _collect(self, ev: dict) -> None:
         if ev["type"] == "message_end" and ev["message"].get("role") == "assistant":
@@ -307,6 +439,15 @@ class Interactive:
         self.renderer.line(self.renderer.style("(press Ctrl-C again to quit)", "2"))
         self.renderer.line(self.renderer.style("interrupting…", "33"))
 
+    async def submit(self, text: str) -> None:
+        """A prompt typed at the input: ``@path`` mentions of project files are attached."""
+        from ama.cli.ui.completion import attach_mentions
+
+        full, attached = attach_mentions(text, self.agent.cwd)
+        if attached:
+            self.renderer.line(self.renderer.style("attached: " + ", ".join(attached), "2"))
+        await self.run_prompt(full)
+
     async def run_prompt(self, text: str, images: list | None = None) -> None:
         start = len(self.assistants)
         try:
@@ -314,12 +455,19 @@ class Interactive:
         except AmaError as err:
             self.renderer.line(self.renderer.style(f"error: {err.message}", "31"))
             return
-        with self.ui.watch(self._on_key_interrupt):
-            try:
-                result = await task
-            except AmaError as err:
-                self.renderer.line(self.renderer.style(f"error: {err.message}", "31"))
-                return
+        self.renderer.start_status()
+        try:
+            with self.ui.watch(self._on_key_interrupt):
+                try:
+                    result = await task
+                except AmaError as err:
+                    self.renderer.line(self.renderer.style(f"error: {err.message}", "31"))
+                    return
+        finally:
+            self.renderer.stop_status()
+            typed = getattr(self.ui, "typeahead", "")
+            if typed and not self.draft:
+                self.draft = typed
         r = self.renderer
         if result.record.status == "CANCELLED":
             r.line(r.style("interrupted", "33"))
@@ -392,6 +540,7 @@ class Interactive:
             while not self.quit:
                 try:
                     draft, self.draft = self.draft, ""
+                    self._refresh_footer()
                     text = await self.ui.read("> ", draft)
                 except KeyboardInterrupt:
                     now = time.monotonic()
@@ -408,7 +557,7 @@ class Interactive:
                 if text.startswith("/"):
                     await self.command(text)
                     continue
-                await self.run_prompt(text)
+                await self.submit(text)
         finally:
             if self.agent is not None:
                 await asyncio.shield(self.agent.close())
