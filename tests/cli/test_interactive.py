@@ -135,9 +135,10 @@ def test_double_escape_rewind_and_restore_on_cancel_in_tmux(tmp_path: Path, ama_
         wait_for(name, "made x")
         assert (ws / "x.txt").exists()
         subprocess.run(["tmux", "send-keys", "-t", name, "Escape", "Escape"], check=True)
-        wait_for(name, "rewind to (number")
-        assert "1 file +0 -1" in pane(name)
-        subprocess.run(["tmux", "send-keys", "-t", name, "1", "Enter"], check=True)
+        wait_for(name, "1 file +0 −1")  # the rewind list, the last message highlighted
+        subprocess.run(["tmux", "send-keys", "-t", name, "Enter"], check=True)
+        wait_for(name, "restore code and conversation")  # the panel's options, the first chosen by Enter
+        subprocess.run(["tmux", "send-keys", "-t", name, "Enter"], check=True)
         wait_for(name, "its text is in the input")
         assert not (ws / "x.txt").exists()
         # the draft is in the input: send it again as a new prompt, then interrupt at once

@@ -47,6 +47,14 @@ class LineUI:
             return None
         return line.decode(errors="replace").rstrip("\n")
 
+    async def ask_line(self, prompt: str) -> str | None:
+        return await self.read(prompt)
+
+    async def pick(self, items: list[str], **kw: Any) -> int | None:
+        from ama.cli.ui.picker import pick_line
+
+        return await pick_line(self, items, **kw)
+
     @contextlib.contextmanager
     def watch(self, on_interrupt: Callable[[bool], None]) -> Iterator[None]:
         yield  # Ctrl-C arrives as SIGINT: the session-wide handler interrupts the run
@@ -183,6 +191,11 @@ class FullUI:
         except EOFError:
             return None
         return self.pastes.expand(text)
+
+    async def pick(self, items: list[str], **kw: Any) -> int | None:
+        from ama.cli.ui.picker import pick_full
+
+        return await pick_full(items, **kw)
 
     async def ask_line(self, prompt: str) -> str | None:
         """A plain line (no completion, no toolbar, no history) for pickers and reasons."""
@@ -386,6 +399,9 @@ class Interactive:
         sid = short_session_id(sessions_dir(self.args.session_dir), a.session.id) if a.session.path else a.session.id[:8]
         r.line(r.style(f"ama {__version__} · {a.model.ref} · session {sid} ({where})", "2"))
         r.line(r.style("/help for commands · Esc interrupts · Ctrl-C twice quits", "2"))
+        from ama.cli.ui.history import show_recent
+
+        show_recent(a.session.branch(), r)
 
     async def _pick_session(self) -> str:
         from ama.config.paths import sessions_dir

@@ -142,6 +142,11 @@ async def cmd_rewind(app: Any, arg: str) -> None:
         r.line("Nothing to rewind to yet.")
         return
     parts = arg.split()
+    if not parts and app.ui.full:
+        from ama.cli.ui.rewind_panel import rewind_panel
+
+        await rewind_panel(app)
+        return
     if not parts:
         for i, p in enumerate(points, 1):
             files = ""
@@ -153,10 +158,6 @@ async def cmd_rewind(app: Any, arg: str) -> None:
             text = " ".join(p["text"].split())[:70]
             r.line(f"  {i:>2}. {text}{r.style(files, '2')}")
         r.line("/rewind N [both|conversation|code] goes back to before message N")
-        if app.ui.full:
-            reply = await app.ui.read("rewind to (number, Enter to cancel): ")
-            if reply and reply.strip():
-                await cmd_rewind(app, reply.strip())
         return
     if not parts[0].isdigit() or not 1 <= int(parts[0]) <= len(points):
         r.line(r.style(f"no rewind point {parts[0]!r}; choose 1-{len(points)}", "31"))
