@@ -30,6 +30,12 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("name", "NAME", "name this session"),
     CommandSpec("session", "", "show this session's file, counts and usage"),
     CommandSpec("clear", "", "start a new session", aliases=("new",)),
+    CommandSpec("fork", "[ENTRY]", "copy this conversation into a new session and continue there"),
+    CommandSpec("archive", "[ID]", "archive this session (then start a new one) or session ID"),
+    CommandSpec("search", "TEXT", "search this workspace's sessions; choose a hit to resume it"),
+    CommandSpec("export", "[md|json|jsonl] [FILE]", "write this session to a new file"),
+    CommandSpec("cost", "", "tokens, cost and context use of this session"),
+    CommandSpec("compact", "[FOCUS]", "summarize the older part of the conversation now"),
     CommandSpec("quit", "", "exit (also Ctrl-D, or Ctrl-C twice)", aliases=("exit",)),
 )
 

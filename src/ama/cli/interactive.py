@@ -286,6 +286,20 @@ class FullUI:
             yield
 
 
+KEY_BINDINGS = [
+    ("Enter", "send the prompt"),
+    ("Alt-Enter, Shift-Enter, Ctrl-J, \\ Enter", "a newline in the prompt"),
+    ("Tab", "complete /commands and @file mentions (an @file is attached to the prompt)"),
+    ("Up / Down, Ctrl-R", "prompt history; Ctrl-R searches it"),
+    ("Shift-Tab", "cycle the permission mode (default, auto-edit, plan)"),
+    ("Esc (while working)", "interrupt the reply (Ctrl-C too)"),
+    ("Esc Esc (idle)", "empty input: open the rewind panel; otherwise clear the input (Up brings it back)"),
+    ("y / n / a / Esc", "answer an approval: yes, no (+ reason), always this session, deny and interrupt"),
+    ("!COMMAND", "run a shell command here; the model sees its output with the next prompt"),
+    ("Ctrl-D, Ctrl-C twice", "quit"),
+]
+
+
 def help_text(extra: list[str] | None = None) -> str:
     from ama.agent.commands import help_lines
 
@@ -293,8 +307,8 @@ def help_text(extra: list[str] | None = None) -> str:
         "Commands:",
         *help_lines(),
         *(extra or []),
-        "Esc or Ctrl-C interrupts a running reply; Esc Esc when idle opens /rewind (or clears the input).",
-        "Alt-Enter inserts a newline.",
+        "Keys:",
+        *(f"  {k:<40} {what}" for k, what in KEY_BINDINGS),
     ])
 
 
@@ -572,6 +586,11 @@ class Interactive:
                     continue
                 if text.startswith("/"):
                     await self.command(text)
+                    continue
+                if text.startswith("!"):
+                    from ama.cli.ui.commands import run_shell
+
+                    await run_shell(self, text[1:])
                     continue
                 await self.submit(text)
         finally:

@@ -313,9 +313,6 @@ class Renderer:
             left = ev.get("estimatedTurnsLeft")
             turns = f", about {left} turns left" if isinstance(left, int) else ""
             self.line(self.style(f"context {ev.get('percent')}% full{turns}; /compact [focus] summarizes the older part", "33"))
-        elif t == "compaction_end" and ev.get("result"):
-            res = ev["result"]
-            self.line(self.style(f"compacted: older messages summarized ({res.get('tokensBefore', 0)} tokens before)", "2"))
         elif t == "hook_executed" and (ev.get("error") or ev.get("timedOut")):
             self.line(self.style(f"hook {ev['event']}: {ev.get('error') or 'timed out'}", "33"))
         elif t == "background_job":

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ama.cli import plan_cmd
+from ama.cli.ui import commands as ui_commands
 from ama.errors import AmaError
 
 
@@ -37,6 +38,9 @@ async def cmd_quit(app: Any, arg: str) -> None:
 
 async def cmd_model(app: Any, arg: str) -> None:
     a = app.agent
+    if not arg and app.ui.full:
+        await ui_commands.cmd_model_pick(app)
+        return
     if not arg:
         app.renderer.line(f"current: {a.model.ref}")
         for m in a.registry.list():
@@ -198,4 +202,10 @@ COMMANDS = {
     "tree": cmd_tree,
     "rewind": cmd_rewind,
     "plan": plan_cmd.cmd_plan,
+    "fork": ui_commands.cmd_fork,
+    "archive": ui_commands.cmd_archive,
+    "search": ui_commands.cmd_search,
+    "export": ui_commands.cmd_export,
+    "cost": ui_commands.cmd_cost,
+    "compact": ui_commands.cmd_compact,
 }
