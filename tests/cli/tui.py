@@ -44,6 +44,12 @@ class Tmux:
     def type(self, text: str) -> None:
         subprocess.run(["tmux", "send-keys", "-t", self.name, "-l", text], check=True)
 
+    def paste(self, text: str) -> None:
+        """Paste ``text`` as a terminal does (bracketed, when the program asked for it)."""
+        buf = f"b{self.name}"
+        subprocess.run(["tmux", "set-buffer", "-b", buf, text], check=True)
+        subprocess.run(["tmux", "paste-buffer", "-p", "-d", "-b", buf, "-t", self.name], check=True)
+
     def wait(self, text: str, timeout: float = 30, *, visible: bool = False, count: int = 1) -> str:
         """The screen once ``text`` is on it (``count`` times: the n-th occurrence)."""
         deadline = time.monotonic() + timeout
