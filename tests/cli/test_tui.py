@@ -169,3 +169,105 @@ def test_completion_input_keys_modes_and_double_escape(ws: Path, ama_home: Path)
     finally:
         t.close()
         server.close()
+
+
+def _panel(t: Tmux, n: int, down: int) -> None:
+    """Open the rewind panel on the last message by double Esc, take option ``down``."""
+    t.keys("Escape", "Escape")
+    t.wait("↑/↓ move · Enter choose · Esc cancel", visible=True)
+    t.keys("Enter")
+    t.wait("│ rewind to before message #", count=n)
+    t.wait("restore conversation only", visible=True)
+    t.keys(*(["Down"] * down), "Enter")
+
+
+def test_rewind_panel_every_option(ws: Path, ama_home: Path) -> None:
+    from ama.session.store import Session
+
+    _git(ws, "init", "-q")
+    _git(ws, "commit", "-q", "--allow-empty", "-m", "init")
+    a = ws / "a.txt"
+    turns = [
+        Turn(tool=("write", {"path": "a.txt", "content": "v1\n"})), Turn(["made a"]),
+        Turn(tool=("write", {"path": "a.txt", "content": "v2\nmore\n"})), Turn(["changed a"]),
+        Turn(tool=("write", {"path": "a.txt", "content": "v3\n"})), Turn(["made v3"]),
+        Turn(["plain"]), Turn(["five"]),
+    ]  # fmt: skip
+    t, server = start(ws, ama_home, turns, "--permission-mode", "full-auto")
+    try:
+        t.wait("/help for commands")
+        for n, prompt in enumerate(("first", "second"), 1):
+            t.type(prompt)
+            t.keys("Enter")
+            t.wait("tokens: 200 in", count=n)  # the run has ended
+        _git(ws, "commit", "-q", "--allow-empty", "-m", "moved")
+        head = _git(ws, "rev-parse", "HEAD")
+
+        # the list: a dry run for the highlighted row; the panel: preview, conflict, git hint; cancel
+        t.keys("Escape", "Escape")
+        t.wait("❯ #2 ", visible=True)
+        t.wait("1 file +1 −2", visible=True)  # #2, highlighted: v2 -> v1
+        t.keys("Up")
+        t.wait("1 file +0 −2", visible=True)  # #1: a.txt did not exist
+        t.keys("Escape")
+        t.wait("rewind cancelled")
+        a.write_text("external\n")
+        t.keys("Escape", "Escape")
+        t.wait("no code changes · 1 conflict", visible=True)
+        t.keys("Enter")
+        screen = t.wait("restore conversation only", visible=True)
+        panel = screen.split("│ rewind to before message #2")[1]
+        assert "│ > second" in panel and "│ code unchanged" in panel
+        assert "│ conflict: a.txt changed outside ama; left alone" in panel
+        assert "git HEAD moved since then" in panel
+        rec = panel.split("git log --oneline ")[1].split("..HEAD")[0]
+        assert f"│   git reset --soft {rec}" in panel and head.startswith(rec) is False
+        t.keys(*(["Down"] * 5), "Enter")  # cancel
+        t.wait("rewind cancelled")
+        assert a.read_text() == "external\n" and _git(ws, "rev-parse", "HEAD") == head  # nothing was run
+        a.write_text("v2\nmore\n")
+
+        _panel(t, 2, 2)  # code only (the panel count: the cancelled one was the first)
+        t.wait("restored 1 file\n")
+        assert a.read_text() == "v1\n"
+
+        _panel(t, 3, 0)  # the code is as it was: no code options; conversation only
+        screen = t.wait("its text is in the input")
+        assert "│ code unchanged" in screen.split("│ rewind to before message #2")[-1]
+        assert "restore code and conversation" not in screen.split("│ code unchanged")[-1]
+        t.wait("> second", visible=True)
+        t.keys("C-u")
+
+        t.type("third")
+        t.keys("Enter")
+        t.wait("tokens: 200 in", count=3)
+        _panel(t, 4, 0)  # both
+        t.wait("its text is in the input", count=2)
+        assert a.read_text() == "v1\n"
+        t.keys("C-u")
+
+        t.type("fourth")
+        t.keys("Enter")
+        t.wait("tokens: 100 in", count=1)
+        _panel(t, 5, 1)  # summarize from here, with instructions
+        t.wait("instructions for the summary")
+        t.type("focus on a")
+        t.keys("Enter")
+        t.wait("the later part is kept as a summary")
+        assert "focus on a" in json.dumps(server.requests[-1])
+        t.keys("C-u")
+
+        t.type("fifth")
+        t.keys("Enter")
+        t.wait("tokens: 100 in", count=2)
+        _panel(t, 6, 2)  # summarize up to here
+        t.wait("instructions for the summary", count=2)
+        t.keys("Enter")
+        t.wait("summarized the conversation before message #2")
+    finally:
+        t.close()
+        server.close()
+    (path,) = list((ama_home / "sessions").rglob("*.jsonl"))
+    s = Session.load(path)
+    kinds = [e.type for e in s.entries]
+    assert "branch_summary" in kinds and "compaction" in kinds

@@ -84,7 +84,8 @@ async def pick_full(
         full_screen=False,
         erase_when_done=True,
     )
-    app.timeoutlen = 0.05
+    app.timeoutlen = 0.05  # Esc alone cancels at once
+    app.ttimeoutlen = 0.05
     return await app.run_async()
 
 

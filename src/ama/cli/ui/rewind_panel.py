@@ -33,13 +33,13 @@ OPTIONS = {
 
 
 def files_label(code: dict[str, Any] | None) -> str:
-    """``N files +x −y`` / ``no code changes`` for a dry run's ``code``."""
+    """``N files +x −y`` / ``no code changes`` (`` · K conflicts``) for a dry run's ``code``."""
     if not code:
         return "no code changes"
     n = len(code["restored"]) + len(code["deleted"])
-    if not n:
-        return "no code changes"
-    return f"{n} file{'s' if n != 1 else ''} +{code['insertions']} −{code['deletions']}"
+    label = f"{n} file{'s' if n != 1 else ''} +{code['insertions']} −{code['deletions']}" if n else "no code changes"
+    k = len(code["conflicts"])
+    return label + (f" · {k} conflict{'s' if k != 1 else ''}" if k else "")
 
 
 def options_for(code: dict[str, Any] | None) -> list[str]:
@@ -60,8 +60,8 @@ def panel_lines(n: int, point: dict[str, Any], dry: dict[str, Any], style: Any) 
     if code is None:
         out.append(bar + "code unchanged (no file checkpoint for this message)")
     else:
-        label = files_label(code)
-        out.append(bar + ("code unchanged" if label == "no code changes" else f"will restore {label}"))
+        n = len(code["restored"]) + len(code["deleted"])
+        out.append(bar + (f"will restore {n} file{'s' if n != 1 else ''} +{code['insertions']} −{code['deletions']}" if n else "code unchanged"))
         for c in code.get("conflicts", []):
             out.append(bar + style(f"conflict: {c} changed outside ama; left alone", "33"))
         for s in code.get("skipped", []):
