@@ -271,3 +271,37 @@ def test_rewind_panel_every_option(ws: Path, ama_home: Path) -> None:
     s = Session.load(path)
     kinds = [e.type for e in s.entries]
     assert "branch_summary" in kinds and "compaction" in kinds
+
+
+def test_continue_shows_the_recent_conversation_and_no_color_prints_plain(ws: Path, ama_home: Path) -> None:
+    import subprocess
+    import sys
+
+    server = SlowServer([
+        Turn(tool=("bash", {"command": "echo from-tool"})), Turn(["The **first** answer."]),
+        Turn(["second answer"]), Turn(["A **plain** reply."]),
+    ])  # fmt: skip
+    (ama_home / "config.json").write_text(json.dumps({"providers": {"slow": server.provider()}}))
+    p = subprocess.run(
+        [sys.executable, "-m", "ama", "--line", "--permission-mode", "full-auto", "--model", "slow/m"],
+        cwd=ws, input="first question\nsecond question\n/quit\n", capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    t = Tmux(ws, ama_home, server, "--continue", env="NO_COLOR=1")
+    try:
+        screen = t.wait("resumed")
+        history = normalize(screen.split("Ctrl-C twice quits\n")[1].split("───")[0])
+        assert history.splitlines() == [
+            "> first question",
+            "● bash(echo from-tool) ⎿ from-tool",
+            "The **first** answer.",  # NO_COLOR: Markdown is printed as it is
+            "> second question",
+            "second answer",
+        ]
+        t.type("third")
+        t.keys("Enter")
+        screen = t.wait("A **plain** reply.")
+        assert "Esc to interrupt" not in screen  # no live region without colour
+    finally:
+        t.close()
+        server.close()
