@@ -21,7 +21,7 @@ class CommandSpec:
 
 COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("help", "", "this help"),
-    CommandSpec("model", "[PROVIDER/ID]", "show or switch the model (no argument: list models)"),
+    CommandSpec("model", "[PROVIDER/ID]", "show or switch the model (no argument: pick one)"),
     CommandSpec("thinking", "[LEVEL]", "show or set the thinking level (off minimal low medium high xhigh)"),
     CommandSpec("resume", "[ID]", "switch to another session (no argument: list this directory's sessions)"),
     CommandSpec("tree", "[ENTRY]", "show the session tree; with an entry id, move there"),

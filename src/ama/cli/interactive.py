@@ -1,9 +1,11 @@
-"""``ama`` interactive: read a prompt, run it, render the events, repeat.
+"""``ama`` interactive: read a prompt, run it, render the events, repeat (docs/tui.md).
 
-Two front ends share everything else: the full one (prompt_toolkit: history, multi-line
-with Alt-Enter, bracketed paste; Esc or Ctrl-C interrupts a run) and ``--line`` for plain
-terminals (one line per prompt; Ctrl-C interrupts).  Ctrl-C twice quits.  Approval prompts
-pause the run and ask ``[y]es / [a]lways (this session) / [n]o``.
+Two front ends share everything else: the full one (prompt_toolkit: completion, history,
+multi-line input, pickers; a live region with the streaming text and the spinner; approvals
+by single key) and ``--line`` for plain terminals and pipes (one line per prompt).  This
+module coordinates; the parts live in ``cli/ui/`` (live region, status, approvals,
+completion, pickers, the rewind panel, resume history, the added slash commands).
+Esc or Ctrl-C interrupts a run; Ctrl-C twice quits.
 """
 
 from __future__ import annotations
