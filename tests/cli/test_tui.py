@@ -35,6 +35,7 @@ def test_streaming_spinner_and_approvals_by_key(ws: Path, ama_home: Path) -> Non
         Turn(tool=("bash", {"command": "echo hi-there"})),
         Turn(tool=("bash", {"command": "touch made-by-bash"})),
         Turn(["done"]),
+        Turn(tool=("bash", {"command": "touch never-made"})),
     ]  # fmt: skip
     t, server = start(ws, ama_home, turns)
     try:
@@ -54,8 +55,12 @@ def test_streaming_spinner_and_approvals_by_key(ws: Path, ama_home: Path) -> Non
             "Second part",
             "* Working… <t> · ↓ 17 tokens · Esc to interrupt",
         ]
+        t.type("next q")  # typed while it works: shown under the spinner, kept for the next input
+        t.wait("Esc to interrupt\n> next q", visible=True)
         server.release()
         screen = t.wait("tokens: 100 in · 20 out")
+        t.wait("\n> next q", visible=True)  # the draft is in the input
+        t.keys("C-u")
         assert "Second part end." in screen
         screen = t.wait("slow/m · permissions default · context 0%", visible=True)  # the footer under the input
         assert "Esc to interrupt" not in screen
@@ -86,6 +91,16 @@ def test_streaming_spinner_and_approvals_by_key(ws: Path, ama_home: Path) -> Non
         assert not (ws / "made-by-bash").exists()
         denied = json.dumps(server.requests[-1]["messages"][-1])
         assert "use echo instead" in denied
+
+        t.wait(" cached\n", count=3)  # that run has ended
+        t.type("one more")
+        t.keys("Enter")
+        t.wait("$ touch never-made")
+        t.wait("Esc deny and interrupt", count=4)
+        t.keys("Escape")  # deny and interrupt
+        screen = t.wait("interrupted\n")
+        assert "✗ denied; interrupting" in screen
+        assert len(server.requests) == 8 and not (ws / "never-made").exists()  # no request after the denial
     finally:
         t.close()
         server.close()
@@ -166,6 +181,13 @@ def test_completion_input_keys_modes_and_double_escape(ws: Path, ama_home: Path)
         assert "Rewind to before which message?" in screen and "❯ #3" in screen
         t.keys("Escape")
         t.wait("rewind cancelled")
+
+        t.type("/model")
+        t.keys("Enter")
+        screen = t.wait("❯ slow/m", visible=True)  # the model picker, the current one highlighted
+        assert "Model (now slow/m):" in screen
+        t.keys("Escape")
+        t.wait_gone("❯ slow/m")
     finally:
         t.close()
         server.close()

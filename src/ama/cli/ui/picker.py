@@ -42,10 +42,16 @@ async def pick_full(
         asyncio.get_running_loop().create_task(run())
 
     def text() -> Any:
+        import shutil
+
         out: list[tuple[str, str]] = []
         if title:
             out.append(("bold", title + "\n"))
-        for n, item in enumerate(items):
+        rows = max(3, shutil.get_terminal_size((100, 40)).lines - 4)  # a long list scrolls
+        first = min(max(0, state["i"] - rows // 2), max(0, len(items) - rows))
+        if first:
+            out.append(("fg:ansibrightblack", f"  ↑ {first} more\n"))
+        for n, item in list(enumerate(items))[first : first + rows]:
             if n == state["i"]:
                 want(n)
                 extra = details.get(n, "…" if detail is not None else "")
@@ -53,6 +59,8 @@ async def pick_full(
                 out.append(("fg:ansibrightblack", f"  {extra}\n" if extra else "\n"))
             else:
                 out.append(("", f"  {item}\n"))
+        if first + rows < len(items):
+            out.append(("fg:ansibrightblack", f"  ↓ {len(items) - first - rows} more\n"))
         out.append(("fg:ansibrightblack", hint or "↑/↓ move · Enter choose · Esc cancel"))
         return out
 
