@@ -238,12 +238,26 @@ def test_rewind_panel_every_option(ws: Path, ama_home: Path) -> None:
         t.wait("no code changes · 1 conflict", visible=True)
         t.keys("Enter")
         screen = t.wait("restore conversation only", visible=True)
-        panel = screen.split("│ rewind to before message #2")[1]
-        assert "│ > second" in panel and "│ code unchanged" in panel
-        assert "│ conflict: a.txt changed outside ama; left alone" in panel
-        assert "git HEAD moved since then" in panel
-        rec = panel.split("git log --oneline ")[1].split("..HEAD")[0]
-        assert f"│   git reset --soft {rec}" in panel and head.startswith(rec) is False
+        frame = normalize("│ rewind to before message #2" + screen.split("│ rewind to before message #2")[1])
+        assert frame.splitlines()[:15] == [
+            "│ rewind to before message #2 · <time>",
+            "│ > second",
+            "│",
+            "│ code unchanged",
+            "│ conflict: a.txt changed outside ama; left alone",
+            "│ git HEAD moved since then (<id> → <id>); ama leaves git alone. To see or undo it:",
+            "│   git log --oneline <id>..HEAD",
+            "│   git reset --soft <id>",
+            "❯ restore code and conversation",
+            "  restore conversation only (files stay)",
+            "  restore code only (the conversation stays)",
+            "  summarize from here (go back; the later part becomes a summary)",
+            "  summarize up to here (the earlier part becomes a summary; stay at the end)",
+            "  cancel",
+            "↑/↓ move · Enter choose · Esc cancel",
+        ]
+        rec = screen.split("git log --oneline ")[1].split("..HEAD")[0]
+        assert f"│   git reset --soft {rec}" in screen and not head.startswith(rec)  # the recorded HEAD
         t.keys(*(["Down"] * 5), "Enter")  # cancel
         t.wait("rewind cancelled")
         assert a.read_text() == "external\n" and _git(ws, "rev-parse", "HEAD") == head  # nothing was run
