@@ -67,8 +67,7 @@ def test_prompt_approval_interrupt_quit_in_tmux(tmux_session: str, ama_home: Pat
     screen = wait_for(name, "The command ran.")
     assert "⎿ approved-run" in screen
     subprocess.run(["tmux", "send-keys", "-t", name, "go slow", "Enter"], check=True)
-    wait_for(name, "> go slow")
-    time.sleep(1.0)  # let the slow reply start streaming before interrupting it
+    wait_for(name, "slow slow")  # the slow reply is streaming (shown in the live region)
     subprocess.run(["tmux", "send-keys", "-t", name, "Escape"], check=True)
     screen = wait_for(name, "interrupted\n")
     wait_for(name, "cached\n>")  # the run has settled and the prompt reads again

@@ -108,3 +108,11 @@ def test_rewind_labels_and_options() -> None:
     assert options_for(unchanged) == ["conversation", "summarize_from", "summarize_up_to", "cancel"]
     skipped = {**code, "skipped": [{"path": "big.bin", "reason": "too_large"}], "conflicts": ["c.txt"]}
     assert result_line({"code": skipped}) == "restored 1 file, skipped 2 (big.bin: too_large; c.txt: changed outside ama)"
+
+
+def test_glyphs_fall_back_to_ascii_when_the_encoding_cannot_show_them() -> None:
+    from ama.cli.ui.glyphs import ASCII, UNICODE, pick
+
+    assert pick("utf-8") is UNICODE and pick("UTF8") is UNICODE
+    assert pick("ascii") is ASCII and pick("ISO-8859-1") is ASCII and pick(None) is ASCII
+    assert all(c.isascii() for c in ASCII.bar + ASCII.pointer + ASCII.call + ASCII.result + ASCII.spinner + ASCII.minus)

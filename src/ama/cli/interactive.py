@@ -149,6 +149,13 @@ class FullUI:
         def _paste(event: Any) -> None:
             event.current_buffer.insert_text(self.pastes.insert(event.data))
 
+        @kb.add("c-t")
+        def _thinking(event: Any) -> None:
+            r = self.renderer
+            if r is not None:
+                r.thinking_full = not r.thinking_full
+                self._show_hint(event.app, "thinking: shown in full" if r.thinking_full else "thinking: collapsed to 3 lines")
+
         @kb.add("s-tab")
         def _mode(event: Any) -> None:
             self.on_shift_tab()
@@ -294,6 +301,7 @@ KEY_BINDINGS = [
     ("Tab", "complete /commands and @file mentions (an @file is attached to the prompt)"),
     ("Up / Down, Ctrl-R", "prompt history; Ctrl-R searches it"),
     ("Shift-Tab", "cycle the permission mode (default, auto-edit, plan)"),
+    ("Ctrl-T", "show the model's thinking in full, or collapsed to 3 lines (the default)"),
     ("Esc (while working)", "interrupt the reply (Ctrl-C too)"),
     ("Esc Esc (idle)", "empty input: open the rewind panel; otherwise clear the input (Up brings it back)"),
     ("y / n / a / Esc", "answer an approval: yes, no (+ reason), always this session, deny and interrupt"),

@@ -17,6 +17,8 @@ import sys
 import time
 from typing import Any, TextIO
 
+from ama.cli.ui.glyphs import G
+
 KEY_ARGS = {
     "read": "path",
     "write": "path",
@@ -118,6 +120,7 @@ class Renderer:
         self.status: Any = None  # ui.status.Status while a run is drawn
         self.typeahead = ""  # keys typed during a run (they become the next input's draft)
         self.suspended = False
+        self.thinking_full = False  # Ctrl-T: finished thinking kept in full, not collapsed
         self._ticker: Any = None
         self._partial_src = ""
         self._partial_lines: list[str] = []
@@ -199,7 +202,7 @@ class Renderer:
         lines: list[str] = []
         if self.thinking and self.thinking_buf.strip():
             tail = self.thinking_buf.strip().splitlines()[-3:]
-            lines += [self.style("✻ " + t if i == 0 else "  " + t, "2;3") for i, t in enumerate(tail)]
+            lines += [self.style(G.thinking + t if i == 0 else "  " + t, "2;3") for i, t in enumerate(tail)]
         partial = self.md.buf
         if partial.strip():
             if partial != self._partial_src:
@@ -226,9 +229,9 @@ class Renderer:
             return
         if text:
             lines = text.splitlines()
-            shown = lines[:3]
-            more = f" … (+{len(lines) - 3} lines)" if len(lines) > 3 else ""
-            body = "\n".join(("✻ " if i == 0 else "  ") + t for i, t in enumerate(shown)) + more
+            shown = lines if self.thinking_full else lines[:3]
+            more = f" {G.ellipsis} (+{len(lines) - 3} lines, Ctrl-T shows them)" if len(lines) > len(shown) else ""
+            body = "\n".join((G.thinking if i == 0 else "  ") + t for i, t in enumerate(shown)) + more
             self.line(self.style(body, "2;3"))
 
     def _end_text(self) -> None:
@@ -281,16 +284,16 @@ class Renderer:
                 self.line(self.style(f"error: {msg.get('errorMessage', 'the request failed')}", "31"))
         elif t == "tool_execution_start":
             self._end_text()
-            self.line(self.style("● ", "36") + call_summary(ev["toolName"], ev.get("args") or {}))
+            self.line(self.style(G.call, "36") + call_summary(ev["toolName"], ev.get("args") or {}))
         elif t == "tool_execution_end":
             result = ev.get("result") or {}
             summary = result_summary(result, ev.get("isError", False))
             if ev.get("denied"):
-                self.line(self.style(f"  ⎿ denied: {summary}", "33"))
+                self.line(self.style(f"  {G.result}denied: {summary}", "33"))
             elif ev.get("isError"):
-                self.line(self.style(f"  ⎿ {summary}", "31"))
+                self.line(self.style(f"  {G.result}{summary}", "31"))
             else:
-                self.line(self.style(f"  ⎿ {summary}", "2"))
+                self.line(self.style(f"  {G.result}{summary}", "2"))
                 diff = (result.get("details") or {}).get("diff")
                 if ev.get("toolName") in ("edit", "write") and isinstance(diff, str) and diff:
                     from ama.cli.ui.diffview import compact_diff

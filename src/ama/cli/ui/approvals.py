@@ -17,6 +17,7 @@ from typing import Any
 
 from ama.cli.render import Renderer, call_summary
 from ama.cli.ui.diffview import full_diff
+from ama.cli.ui.glyphs import G
 from ama.permissions import Answer
 
 #: keys typed within this time after a prompt appears do not answer it
@@ -71,7 +72,7 @@ class UiBroker:
         r.line(r.style(f"  {KEYS_HINT}", "33"))
         key = await choice
         if key == "y":
-            r.line(r.style("  ✓ allowed once", "32"))
+            r.line(r.style(f"  {G.ok} allowed once", "32"))
             return Answer("allow_once")
         if key == "a":
             self._show_rule(req)
@@ -79,9 +80,9 @@ class UiBroker:
         if key == "n":
             with self.ui.paused():
                 reason = await self.ui.read("  reason for the model (Enter for none): ")
-            r.line(r.style("  ✗ denied", "31"))
+            r.line(r.style(f"  {G.no} denied", "31"))
             return Answer("deny", (reason or "").strip())
-        r.line(r.style("  ✗ denied; interrupting", "31"))
+        r.line(r.style(f"  {G.no} denied; interrupting", "31"))
         return Answer("deny")
 
     async def _by_line(self, req: dict[str, Any]) -> Answer:
@@ -107,6 +108,6 @@ class UiBroker:
         r = self.renderer
         rules = req.get("sessionRules") or []
         if rules:
-            r.line(r.style("  ✓ always allowed this session: " + ", ".join(rules), "32"))
+            r.line(r.style(f"  {G.ok} always allowed this session: " + ", ".join(rules), "32"))
         else:
-            r.line(r.style("  ✓ allowed (no reusable rule for this call)", "32"))
+            r.line(r.style(f"  {G.ok} allowed (no reusable rule for this call)", "32"))

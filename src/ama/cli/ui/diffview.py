@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ama.cli.ui.glyphs import G
+
 Style = Callable[[str, str], str]
 
 COMPACT_LINES = 12
@@ -50,7 +52,7 @@ def compact_diff(diff: str, style: Style, *, max_lines: int = COMPACT_LINES, ind
     if not changed:
         return []
     ins, dels = stat(diff)
-    out = [indent + style(f"+{ins} −{dels}", "2")]
+    out = [indent + style(f"+{ins} {G.minus}{dels}", "2")]
     out += [indent + _colour(line, style) for line in changed[:max_lines]]
     if len(changed) > max_lines:
         out.append(indent + style(f"… {len(changed) - max_lines} more changed lines", "2"))

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ama.cli.render import Renderer, call_summary
+from ama.cli.ui.glyphs import G
 from ama.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage, text_of
 
 #: how many of the last user turns are shown
@@ -51,7 +52,7 @@ def show_recent(branch: list[Any], r: Renderer, turns: int = TURNS) -> int:
                     elif isinstance(b, ToolCall):
                         res = results.get(b.id)
                         first = text_of(res.content).strip().splitlines()[:1] if res is not None else []
-                        tail = f" ⎿ {first[0][:80]}" if first else ""
-                        r.line(r.style("● ", "36") + call_summary(b.name, b.arguments, 60) + r.style(tail, "2"))
+                        tail = f" {G.result}{first[0][:80]}" if first else ""
+                        r.line(r.style(G.call, "36") + call_summary(b.name, b.arguments, 60) + r.style(tail, "2"))
     r.line(r.style("─" * 20 + " resumed " + "─" * 20, "2"))
     return len(shown)

@@ -8,6 +8,8 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ama.cli.ui.glyphs import G
+
 Detail = Callable[[int], Awaitable[str]]
 
 
@@ -54,8 +56,8 @@ async def pick_full(
         for n, item in list(enumerate(items))[first : first + rows]:
             if n == state["i"]:
                 want(n)
-                extra = details.get(n, "…" if detail is not None else "")
-                out.append(("reverse", f"❯ {item}"))
+                extra = details.get(n, G.ellipsis if detail is not None else "")
+                out.append(("reverse", f"{G.pointer}{item}"))
                 out.append(("fg:ansibrightblack", f"  {extra}\n" if extra else "\n"))
             else:
                 out.append(("", f"  {item}\n"))

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ama.cli.ui.glyphs import G
 from ama.cli.util import local_time
 
-BAR = "│ "
+BAR = G.bar
 
 OPTIONS = {
     "both": "restore code and conversation",
@@ -37,7 +38,7 @@ def files_label(code: dict[str, Any] | None) -> str:
     if not code:
         return "no code changes"
     n = len(code["restored"]) + len(code["deleted"])
-    label = f"{n} file{'s' if n != 1 else ''} +{code['insertions']} −{code['deletions']}" if n else "no code changes"
+    label = f"{n} file{'s' if n != 1 else ''} +{code['insertions']} {G.minus}{code['deletions']}" if n else "no code changes"
     k = len(code["conflicts"])
     return label + (f" · {k} conflict{'s' if k != 1 else ''}" if k else "")
 
@@ -61,7 +62,8 @@ def panel_lines(n: int, point: dict[str, Any], dry: dict[str, Any], style: Any) 
         out.append(bar + "code unchanged (no file checkpoint for this message)")
     else:
         n = len(code["restored"]) + len(code["deleted"])
-        out.append(bar + (f"will restore {n} file{'s' if n != 1 else ''} +{code['insertions']} −{code['deletions']}" if n else "code unchanged"))
+        files = f"{n} file{'s' if n != 1 else ''} +{code['insertions']} {G.minus}{code['deletions']}"
+        out.append(bar + (f"will restore {files}" if n else "code unchanged"))
         for c in code.get("conflicts", []):
             out.append(bar + style(f"conflict: {c} changed outside ama; left alone", "33"))
         for s in code.get("skipped", []):

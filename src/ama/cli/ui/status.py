@@ -13,6 +13,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ama.cli.ui.glyphs import G
+
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 ASCII_SPINNER = "|/-\\"
 
@@ -37,7 +39,7 @@ class Status:
 
     def line(self, now: float | None = None) -> str:
         now = time.monotonic() if now is None else now
-        frames = ASCII_SPINNER if self.ascii else SPINNER
+        frames = ASCII_SPINNER if self.ascii else G.spinner
         frame = frames[int((now - self.started) * 10) % len(frames)]
         return (
             f"{frame} {self.label} {elapsed_text(now - self.started)} · ↓ {self.streamed_tokens()} tokens"
