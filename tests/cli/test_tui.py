@@ -62,6 +62,7 @@ def test_streaming_spinner_and_approvals_by_key(ws: Path, ama_home: Path) -> Non
         t.wait("\n> next q", visible=True)  # the draft is in the input
         t.keys("C-u")
         assert "Second part end." in screen
+        assert screen.count("First paragraph streams.") == 1  # printed once; only the live rows were redrawn
         screen = t.wait("slow/m · permissions default · context 0%", visible=True)  # the footer under the input
         assert "Esc to interrupt" not in screen
 
@@ -338,6 +339,16 @@ def test_continue_shows_the_recent_conversation_and_no_color_prints_plain(ws: Pa
         t.keys("Enter")
         screen = t.wait("A **plain** reply.")
         assert "Esc to interrupt" not in screen  # no live region without colour
+        t.wait(" cached\n")
+        t.keys("C-d")
+        t.wait("EXITED=0")
+        t.close()
+        t = Tmux(ws, ama_home, server, "--resume")
+        screen = t.wait("Resume which session?", visible=True)  # a picker of this directory's sessions
+        assert "first question" in screen
+        t.keys("Enter")
+        screen = t.wait("resumed")
+        assert "> third" in screen and "… 1 earlier turns" not in screen
     finally:
         t.close()
         server.close()

@@ -427,7 +427,8 @@ class Interactive:
 
         show_recent(a.session.branch(), r)
 
-    async def _pick_session(self) -> str:
+    async def _pick_session(self) -> str | None:
+        """The session file to resume, "new" when there is none, None when cancelled."""
         from ama.config.paths import sessions_dir
         from ama.session.catalog import list_page, scan
         from ama.session.shortid import short_session_ids
@@ -438,6 +439,15 @@ class Interactive:
             self.renderer.line("No sessions in this directory; starting a new one.")
             return "new"
         short = short_session_ids(root, [s.id for s in page.sessions])
+        if self.ui.full:
+            from ama.cli.util import local_time
+
+            items = [
+                f"{short[s.id]:<9} {local_time(s.last_message_time, seconds=False)}  {(s.name or s.first_message)[:70]}"
+                for s in page.sessions
+            ]
+            i = await self.ui.pick(items, default=0, title="Resume which session?")
+            return page.sessions[i].path if i is not None else None
         for i, s in enumerate(page.sessions, 1):
             self.renderer.line(f"  {i:>2}. {short[s.id]}  {s.last_message_time[:16]}  {(s.name or s.first_message)[:70]}")
         while True:
@@ -558,7 +568,7 @@ class Interactive:
         choice = self.args.resume
         session = "memory" if self.args.no_session else ("continue" if self.args.continue_ else (choice or "new"))
         if choice == "":
-            session = await self._pick_session()
+            session = await self._pick_session() or "new"
         self._build(session)
         self._banner()
         first = " ".join(self.args.prompt).strip()

@@ -60,7 +60,8 @@ async def cmd_thinking(app: Any, arg: str) -> None:
 
 async def cmd_resume(app: Any, arg: str) -> None:
     target = arg or await app._pick_session()
-    await app._switch(target)
+    if target is not None:  # None: the picker was cancelled
+        await app._switch(target)
 
 
 async def cmd_clear(app: Any, arg: str) -> None:
