@@ -131,7 +131,7 @@ def test_double_escape_rewind_and_restore_on_cancel_in_tmux(tmp_path: Path, ama_
     try:
         wait_for(name, "/help for commands")
         subprocess.run(["tmux", "send-keys", "-t", name, "make x", "Enter"], check=True)
-        wait_for(name, "made x")
+        wait_for(name, "cached\n")  # the run has ended
         assert (ws / "x.txt").exists()
         subprocess.run(["tmux", "send-keys", "-t", name, "Escape", "Escape"], check=True)
         wait_for(name, "1 file +0 −1")  # the rewind list, the last message highlighted
@@ -142,7 +142,10 @@ def test_double_escape_rewind_and_restore_on_cancel_in_tmux(tmp_path: Path, ama_
         assert not (ws / "x.txt").exists()
         # the draft is in the input: send it again as a new prompt, then interrupt at once
         subprocess.run(["tmux", "send-keys", "-t", name, "C-u", "slow one", "Enter"], check=True)
-        wait_for(name, "> slow one")
+        deadline = time.monotonic() + 30
+        while "Esc to interrupt" not in pane(name):  # the run is working (the spinner)
+            assert time.monotonic() < deadline, pane(name)
+            time.sleep(0.05)
         subprocess.run(["tmux", "send-keys", "-t", name, "Escape"], check=True)
         wait_for(name, "the prompt is back in the input")
         deadline = time.monotonic() + 30

@@ -29,6 +29,7 @@ def test_streaming_spinner_and_approvals_by_key(ws: Path, ama_home: Path) -> Non
     turns = [
         Turn(["# Title\n\n", "First paragraph streams.\n\n", "Second ", "part ", "end."], delay=0.2, hold=True,
              thinking=["pondering ", "the request"]),
+        Turn(["answer to next q"]),
         Turn(tool=("read", {"path": "notes.txt"})),
         Turn(tool=("edit", {"path": "notes.txt", "old_string": "one", "new_string": "two"})),
         Turn(["edited"]),
@@ -55,12 +56,13 @@ def test_streaming_spinner_and_approvals_by_key(ws: Path, ama_home: Path) -> Non
             "Second part",
             "* Working… <t> · ↓ 17 tokens · Esc to interrupt",
         ]
-        t.type("next q")  # typed while it works: shown under the spinner, kept for the next input
+        t.type("next q")  # typed while it works: shown under the spinner, sent when the run ends
         t.wait("Esc to interrupt\n> next q", visible=True)
+        t.keys("Enter")
+        t.wait("> next q  (queued: sent when this reply ends)", visible=True)
         server.release()
-        screen = t.wait("tokens: 100 in · 20 out")
-        t.wait("\n> next q", visible=True)  # the draft is in the input
-        t.keys("C-u")
+        screen = t.wait("answer to next q\n")
+        assert "tokens: 100 in · 20 out" in screen.split("\n> next q\n")[0]  # after the first reply
         assert "Second part end." in screen
         assert screen.count("First paragraph streams.") == 1  # printed once; only the live rows were redrawn
         screen = t.wait("slow/m · permissions default · context 0%", visible=True)  # the footer under the input
@@ -93,7 +95,7 @@ def test_streaming_spinner_and_approvals_by_key(ws: Path, ama_home: Path) -> Non
         denied = json.dumps(server.requests[-1]["messages"][-1])
         assert "use echo instead" in denied
 
-        t.wait(" cached\n", count=3)  # that run has ended
+        t.wait(" cached\n", count=4)  # that run has ended
         t.type("one more")
         t.keys("Enter")
         t.wait("$ touch never-made")
@@ -101,7 +103,7 @@ def test_streaming_spinner_and_approvals_by_key(ws: Path, ama_home: Path) -> Non
         t.keys("Escape")  # deny and interrupt
         screen = t.wait("interrupted\n")
         assert "✗ denied; interrupting" in screen
-        assert len(server.requests) == 8 and not (ws / "never-made").exists()  # no request after the denial
+        assert len(server.requests) == 9 and not (ws / "never-made").exists()  # no request after the denial
     finally:
         t.close()
         server.close()

@@ -175,6 +175,7 @@ class FullUI:
         self._choice: asyncio.Future[str] | None = None
         self._choice_at = 0.0
         self.typeahead = ""
+        self.submit_draft = False  # Enter was pressed after typing ahead during a run
         self.renderer: Renderer | None = None
 
     def _show_hint(self, app: Any, text: str) -> None:
@@ -230,6 +231,7 @@ class FullUI:
 
         self._watching = (inp, on_keys)
         self.typeahead = ""
+        self.submit_draft = False
         with inp.raw_mode(), inp.attach(on_keys):
             try:
                 yield
@@ -258,7 +260,9 @@ class FullUI:
         if choice is not None and time.monotonic() >= self._choice_at and data.lower() in ("y", "n", "a"):
             choice.set_result(data.lower())
             return
-        if kp.key in (Keys.Backspace, Keys.ControlH):
+        if kp.key in (Keys.ControlM, Keys.ControlJ) and self.typeahead.strip():
+            self.submit_draft = True  # sent as the next prompt as soon as this run ends
+        elif kp.key in (Keys.Backspace, Keys.ControlH):
             self.typeahead = self.typeahead[:-1]
         elif kp.key == Keys.ControlU:
             self.typeahead = ""
@@ -267,7 +271,7 @@ class FullUI:
         else:
             return
         if self.renderer is not None:
-            self.renderer.typeahead = self.typeahead
+            self.renderer.typeahead = self.typeahead + ("  (queued: sent when this reply ends)" if self.submit_draft else "")
             self.renderer.redraw(force=True)
 
     def key_choice(self, grace: float) -> asyncio.Future[str]:
@@ -303,6 +307,7 @@ KEY_BINDINGS = [
     ("Shift-Tab", "cycle the permission mode (default, auto-edit, plan)"),
     ("Ctrl-T", "show the model's thinking in full, or collapsed to 3 lines (the default)"),
     ("Esc (while working)", "interrupt the reply (Ctrl-C too)"),
+    ("typing + Enter (while working)", "queue the text: it is sent when the reply ends"),
     ("Esc Esc (idle)", "empty input: open the rewind panel; otherwise clear the input (Up brings it back)"),
     ("y / n / a / Esc", "answer an approval: yes, no (+ reason), always this session, deny and interrupt"),
     ("!COMMAND", "run a shell command here; the model sees its output with the next prompt"),
@@ -518,6 +523,8 @@ class Interactive:
             typed = getattr(self.ui, "typeahead", "")
             if typed and not self.draft:
                 self.draft = typed
+            elif self.ui.full:
+                self.ui.submit_draft = False  # the draft is a restored prompt, not what was typed
         r = self.renderer
         if result.record.status == "CANCELLED":
             r.line(r.style("interrupted", "33"))
@@ -591,7 +598,12 @@ class Interactive:
                 try:
                     draft, self.draft = self.draft, ""
                     self._refresh_footer()
-                    text = await self.ui.read("> ", draft)
+                    if getattr(self.ui, "submit_draft", False) and draft.strip():
+                        self.ui.submit_draft = False  # typed ahead and Enter pressed during the last run
+                        self.renderer.line(f"> {draft}")
+                        text = draft
+                    else:
+                        text = await self.ui.read("> ", draft)
                 except KeyboardInterrupt:
                     now = time.monotonic()
                     if now - self.last_interrupt < QUIT_WINDOW_S:
