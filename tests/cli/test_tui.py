@@ -198,7 +198,9 @@ def test_completion_input_keys_modes_and_double_escape(ws: Path, ama_home: Path)
 
 def _panel(t: Tmux, n: int, down: int) -> None:
     """Open the rewind panel on the last message by double Esc, take option ``down``."""
+    t.wait("shift-tab: mode", visible=True)  # the prompt reads keys again
     t.keys("Escape", "Escape")
+    t.wait("Rewind to before which message?", visible=True)
     t.wait("↑/↓ move · Enter choose · Esc cancel", visible=True)
     t.keys("Enter")
     t.wait("│ rewind to before message #", count=n)

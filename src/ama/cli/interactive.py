@@ -70,8 +70,10 @@ class LineUI:
 DOUBLE_ESC_S = 0.8
 #: Shift-Tab cycles these permission modes (a mode outside them joins the cycle at its end)
 MODE_CYCLE = ("default", "auto-edit", "plan")
-#: what terminals send for Shift-Enter (CSI u and xterm modifyOtherKeys): a newline
+#: what terminals send for Shift-Enter (CSI u and xterm modifyOtherKeys): a newline, read as
+#: a key no terminal sends (Ctrl-J cannot be it: an Enter typed in cooked mode arrives as LF)
 SHIFT_ENTER = ("\x1b[13;2u", "\x1b[27;2;13~")
+NEWLINE_KEY = "f24"
 
 
 def next_mode(current: str, started: str) -> str:
@@ -102,7 +104,7 @@ class FullUI:
         from ama.cli.ui.completion import FileIndex, Pastes, make_completer
 
         for seq in SHIFT_ENTER:
-            ansi_escape_sequences.ANSI_SEQUENCES[seq] = Keys.ControlJ
+            ansi_escape_sequences.ANSI_SEQUENCES[seq] = NEWLINE_KEY
         self.pastes = Pastes()
         self.toolbar: Callable[[], str] = lambda: ""
         self.on_shift_tab: Callable[[], None] = lambda: None
@@ -112,11 +114,12 @@ class FullUI:
         kb = KeyBindings()
 
         @kb.add("escape", "enter")
-        @kb.add("c-j")
+        @kb.add(NEWLINE_KEY)
         def _newline(event: Any) -> None:
             event.current_buffer.insert_text("\n")
 
         @kb.add("enter")
+        @kb.add("c-j")  # an Enter typed while the terminal was in cooked mode arrives as LF
         def _enter(event: Any) -> None:
             """``\\`` at the end of the line + Enter: a newline instead of sending."""
             buf = event.current_buffer
@@ -301,7 +304,7 @@ class FullUI:
 
 KEY_BINDINGS = [
     ("Enter", "send the prompt"),
-    ("Alt-Enter, Shift-Enter, Ctrl-J, \\ Enter", "a newline in the prompt"),
+    ("Alt-Enter, Shift-Enter, \\ Enter", "a newline in the prompt"),
     ("Tab", "complete /commands and @file mentions (an @file is attached to the prompt)"),
     ("Up / Down, Ctrl-R", "prompt history; Ctrl-R searches it"),
     ("Shift-Tab", "cycle the permission mode (default, auto-edit, plan)"),

@@ -79,6 +79,7 @@ async def pick_full(
         state["i"] = min(len(items) - 1, state["i"] + 1)
 
     @kb.add("enter")
+    @kb.add("c-j")  # Enter pressed while the terminal was still in cooked mode arrives as LF
     def _enter(event: Any) -> None:
         event.app.exit(result=state["i"])
 
