@@ -6,10 +6,10 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from ama.cli.interactive import next_mode
 from ama.cli.render import Renderer
 from ama.cli.ui.completion import Pastes, attach_mentions, fuzzy_score
 from ama.cli.ui.diffview import compact_diff, stat
+from ama.cli.ui.frontends import next_mode
 from ama.cli.ui.live import LiveRegion, crop
 from ama.cli.ui.rewind_panel import files_label, options_for, result_line
 
