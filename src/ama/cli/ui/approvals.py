@@ -68,9 +68,12 @@ class UiBroker:
     async def _by_key(self, req: dict[str, Any]) -> Answer:
         r = self.renderer
         choice = self.ui.key_choice(GRACE_S)  # keys pressed before the hint is shown are typed ahead
-        await asyncio.sleep(GRACE_S)
-        r.line(r.style(f"  {KEYS_HINT}", "33"))
-        key = await choice
+        try:
+            await asyncio.sleep(GRACE_S)
+            r.line(r.style(f"  {KEYS_HINT}", "33"))
+            key = await choice
+        finally:
+            choice.cancel()  # interrupted (Ctrl-C, timeout): later keys are typed ahead again
         if key == "y":
             r.line(r.style(f"  {G.ok} allowed once", "32"))
             return Answer("allow_once")
