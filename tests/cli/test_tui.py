@@ -356,3 +356,22 @@ def test_continue_shows_the_recent_conversation_and_no_color_prints_plain(ws: Pa
     finally:
         t.close()
         server.close()
+
+
+def test_output_while_the_input_is_shown_goes_above_it(ws: Path, ama_home: Path) -> None:
+    """A background job that ends while you type: its line is printed above the input, and
+    the half-typed text stays."""
+    turns = [Turn(tool=("bash", {"command": "sleep 1; echo bg-done", "background": True})), Turn(["started it"])]
+    t, server = start(ws, ama_home, turns, "--permission-mode", "full-auto")
+    try:
+        t.wait("/help for commands")
+        t.type("go")
+        t.keys("Enter")
+        t.wait(" cached\n")
+        t.wait("shift-tab: mode", visible=True)
+        t.type("half typed")
+        screen = t.wait("exited] sleep 1; echo bg-done", visible=True)
+        assert screen.split("exited] sleep 1; echo bg-done\n")[1].startswith("> half typed")
+    finally:
+        t.close()
+        server.close()

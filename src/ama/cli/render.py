@@ -121,6 +121,7 @@ class Renderer:
         self.typeahead = ""  # keys typed during a run (they become the next input's draft)
         self.suspended = False
         self.thinking_full = False  # Ctrl-T: finished thinking kept in full, not collapsed
+        self.prompt_active = False  # the full UI's input is on screen (set by FullUI.read)
         self._ticker: Any = None
         self._partial_src = ""
         self._partial_lines: list[str] = []
@@ -134,6 +135,15 @@ class Renderer:
     def line(self, text: str = "") -> None:
         if self.live is not None and (self.live.rows or self.status is not None) and not self.suspended:
             self.live.draw(self._live_lines(), above=text + "\n")
+            return
+        if self.prompt_active:  # e.g. a background job ended while the input is shown
+            from prompt_toolkit.application import run_in_terminal
+
+            def write() -> None:
+                self.out.write(text + "\n")
+                self.out.flush()
+
+            run_in_terminal(write)  # above the input, which is drawn again below
             return
         self.out.write(text + "\n")
         self.out.flush()

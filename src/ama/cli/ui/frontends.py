@@ -187,10 +187,16 @@ class FullUI:
         return " " + self.toolbar() + " · shift-tab: mode · /help"
 
     async def read(self, prompt: str, default: str = "") -> str | None:
+        r = self.renderer
+        if r is not None:
+            r.prompt_active = not self.watching
         try:
             text = await self.session.prompt_async(prompt, default=default)
         except EOFError:
             return None
+        finally:
+            if r is not None:
+                r.prompt_active = False
         return self.pastes.expand(text)
 
     async def pick(self, items: list[str], **kw: Any) -> int | None:
