@@ -57,8 +57,8 @@ def help_text(extra: list[str] | None = None) -> str:
 class Interactive:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
-        self.renderer = Renderer()
         tty = sys.stdin.isatty() and sys.stdout.isatty()
+        self.renderer = Renderer(live=False if args.line or not tty else None)  # --line: plain lines
         if args.line or not tty:
             self.ui: Any = LineUI()
         else:
