@@ -62,13 +62,12 @@ def test_prompt_approval_interrupt_quit_in_tmux(tmux_session: str, ama_home: Pat
     name = tmux_session
     wait_for(name, "/help for commands")
     subprocess.run(["tmux", "send-keys", "-t", name, "run it", "Enter"], check=True)
-    wait_for(name, "[y]es / [a]lways this session / [n]o")
-    subprocess.run(["tmux", "send-keys", "-t", name, "y", "Enter"], check=True)
+    wait_for(name, "a always this session · Esc deny and interrupt")
+    subprocess.run(["tmux", "send-keys", "-t", name, "y"], check=True)
     screen = wait_for(name, "The command ran.")
     assert "⎿ approved-run" in screen
     subprocess.run(["tmux", "send-keys", "-t", name, "go slow", "Enter"], check=True)
-    wait_for(name, "> go slow")
-    time.sleep(1.0)  # let the slow reply start streaming before interrupting it
+    wait_for(name, "slow slow")  # the slow reply is streaming (shown in the live region)
     subprocess.run(["tmux", "send-keys", "-t", name, "Escape"], check=True)
     screen = wait_for(name, "interrupted\n")
     wait_for(name, "cached\n>")  # the run has settled and the prompt reads again
@@ -132,21 +131,25 @@ def test_double_escape_rewind_and_restore_on_cancel_in_tmux(tmp_path: Path, ama_
     try:
         wait_for(name, "/help for commands")
         subprocess.run(["tmux", "send-keys", "-t", name, "make x", "Enter"], check=True)
-        wait_for(name, "made x")
+        wait_for(name, "cached\n")  # the run has ended
         assert (ws / "x.txt").exists()
         subprocess.run(["tmux", "send-keys", "-t", name, "Escape", "Escape"], check=True)
-        wait_for(name, "rewind to (number")
-        assert "1 file +0 -1" in pane(name)
-        subprocess.run(["tmux", "send-keys", "-t", name, "1", "Enter"], check=True)
+        wait_for(name, "1 file +0 −1")  # the rewind list, the last message highlighted
+        subprocess.run(["tmux", "send-keys", "-t", name, "Enter"], check=True)
+        wait_for(name, "restore code and conversation")  # the panel's options, the first chosen by Enter
+        subprocess.run(["tmux", "send-keys", "-t", name, "Enter"], check=True)
         wait_for(name, "its text is in the input")
         assert not (ws / "x.txt").exists()
         # the draft is in the input: send it again as a new prompt, then interrupt at once
         subprocess.run(["tmux", "send-keys", "-t", name, "C-u", "slow one", "Enter"], check=True)
-        wait_for(name, "> slow one")
+        deadline = time.monotonic() + 30
+        while "Esc to interrupt" not in pane(name):  # the run is working (the spinner)
+            assert time.monotonic() < deadline, pane(name)
+            time.sleep(0.05)
         subprocess.run(["tmux", "send-keys", "-t", name, "Escape"], check=True)
         wait_for(name, "the prompt is back in the input")
         deadline = time.monotonic() + 30
-        while not pane(name).rstrip().endswith("> slow one"):  # the refilled input line
+        while "> slow one" not in pane(name).split("the prompt is back in the input")[-1]:  # the refilled input
             assert time.monotonic() < deadline, pane(name)
             time.sleep(0.1)
         subprocess.run(["tmux", "send-keys", "-t", name, "C-u", "C-d"], check=True)

@@ -116,7 +116,7 @@ def test_interactive_line_mode_runs_templates_and_skills(tmp_path: Path, ama_hom
 
 
 def test_slash_completion_offers_templates_and_skills() -> None:
-    from ama.cli.interactive import slash_completions
+    from ama.cli.ui.completion import slash_completions
 
     names = ["help", "model", "review", "skill:notes", "skill:pdf-forms"]
     assert slash_completions("/sk", names) == ["skill:notes", "skill:pdf-forms"]

@@ -21,7 +21,7 @@ class CommandSpec:
 
 COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("help", "", "this help"),
-    CommandSpec("model", "[PROVIDER/ID]", "show or switch the model (no argument: list models)"),
+    CommandSpec("model", "[PROVIDER/ID]", "show or switch the model (no argument: pick one)"),
     CommandSpec("thinking", "[LEVEL]", "show or set the thinking level (off minimal low medium high xhigh)"),
     CommandSpec("resume", "[ID]", "switch to another session (no argument: list this directory's sessions)"),
     CommandSpec("tree", "[ENTRY]", "show the session tree; with an entry id, move there"),
@@ -31,6 +31,12 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("session", "", "show this session's file, counts and usage"),
     CommandSpec("tasks", "[ID | stop ID]", "list this session's sub-agent tasks, open one read-only, or stop one"),
     CommandSpec("clear", "", "start a new session", aliases=("new",)),
+    CommandSpec("fork", "[ENTRY]", "copy this conversation into a new session and continue there"),
+    CommandSpec("archive", "[ID]", "archive this session (then start a new one) or session ID"),
+    CommandSpec("search", "TEXT", "search this workspace's sessions; choose a hit to resume it"),
+    CommandSpec("export", "[md|json|jsonl] [FILE]", "write this session to a new file"),
+    CommandSpec("cost", "", "tokens, cost and context use of this session"),
+    CommandSpec("compact", "[FOCUS]", "summarize the older part of the conversation now"),
     CommandSpec("quit", "", "exit (also Ctrl-D, or Ctrl-C twice)", aliases=("exit",)),
 )
 

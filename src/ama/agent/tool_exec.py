@@ -48,6 +48,8 @@ async def _ask(agent: AgentSession, call: ToolCall, decision: Decision, hook_rea
         req["autoDecision"] = decision.auto.to_json()
     if agent.approval_context:  # a task sub-agent's ask: {depth, taskId} (agent/subagents)
         req["context"] = agent.approval_context
+    if decision.session_rules:
+        req["sessionRules"] = [str(r) for r in decision.session_rules]  # what "allow for the session" adds
     args = call.arguments if isinstance(call.arguments, dict) else {}
     preview = permission_preview(call.name, args, agent.cwd, sandboxed=decision.sandboxed, sandbox=agent.bash_sandbox)
     if preview is not None:

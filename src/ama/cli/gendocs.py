@@ -25,6 +25,27 @@ def _walk(parser: argparse.ArgumentParser, out: list[str]) -> None:
                 _walk(sub, out)
 
 
+def _interactive() -> list[str]:
+    """The interactive UI's commands and keys, from their tables (docs/tui.md has the rest)."""
+    from ama.agent.commands import help_lines
+    from ama.cli.interactive import KEY_BINDINGS
+
+    return [
+        "## Interactive mode",
+        "",
+        "`ama` without `-p` reads prompts in the terminal; docs/tui.md describes the screen, approvals, "
+        "completion, resume and the rewind panel.",
+        "",
+        "```text",
+        "Commands:",
+        *help_lines(),
+        "Keys:",
+        *(f"  {k:<40} {what}" for k, what in KEY_BINDINGS),
+        "```",
+        "",
+    ]
+
+
 def render() -> str:
     os.environ["COLUMNS"] = "100"  # stable wrapping
     out = [
@@ -34,6 +55,7 @@ def render() -> str:
         "",
     ]
     _walk(_agent_parser(), out)
+    out += _interactive()
     for name, (module, _summary) in COMMANDS.items():
         _walk(importlib.import_module(module).build_parser(f"ama {name}"), out)
     return "\n".join(out).rstrip() + "\n"

@@ -1,185 +1,45 @@
-"""``ama`` interactive: read a prompt, run it, render the events, repeat.
+"""``ama`` interactive: read a prompt, run it, render the events, repeat (docs/tui.md).
 
-Two front ends share everything else: the full one (prompt_toolkit: history, multi-line
-with Alt-Enter, bracketed paste; Esc or Ctrl-C interrupts a run) and ``--line`` for plain
-terminals (one line per prompt; Ctrl-C interrupts).  Ctrl-C twice quits.  Approval prompts
-pause the run and ask ``[y]es / [a]lways (this session) / [n]o``.
+Two front ends share everything else: the full one (prompt_toolkit: completion, history,
+multi-line input, pickers; a live region with the streaming text and the spinner; approvals
+by single key) and ``--line`` for plain terminals and pipes (one line per prompt).  This
+module coordinates; the parts live in ``cli/ui/`` (live region, status, approvals,
+completion, pickers, the rewind panel, resume history, the added slash commands).
+Esc or Ctrl-C interrupts a run; Ctrl-C twice quits.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import os
 import signal
 import sys
 import time
-from collections.abc import Callable, Iterator
 from typing import Any
 
-from ama.cli.render import Renderer, call_summary
+from ama.cli.render import Renderer
+from ama.cli.ui.approvals import UiBroker
+from ama.cli.ui.frontends import FullUI, LineUI, next_mode
 from ama.errors import AmaError
-from ama.permissions import Answer
 
 QUIT_WINDOW_S = 2.0
 
 
-class LineUI:
-    """Plain stdin/stdout front end."""
-
-    full = False
-
-    def __init__(self) -> None:
-        self._reader: asyncio.StreamReader | None = None
-
-    async def read(self, prompt: str, default: str = "") -> str | None:
-        if default:
-            print(f"(draft: {default})")
-        if self._reader is None:
-            loop = asyncio.get_running_loop()
-            self._reader = asyncio.StreamReader(limit=16 * 1024 * 1024)
-            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(self._reader), sys.stdin)
-        sys.stdout.write(prompt)
-        sys.stdout.flush()
-        line = await self._reader.readline()
-        if not line:
-            return None
-        return line.decode(errors="replace").rstrip("\n")
-
-    @contextlib.contextmanager
-    def watch(self, on_interrupt: Callable[[bool], None]) -> Iterator[None]:
-        yield  # Ctrl-C arrives as SIGINT: the session-wide handler interrupts the run
-
-    @contextlib.contextmanager
-    def paused(self) -> Iterator[None]:
-        yield
-
-
-def slash_completions(text: str, names: list[str]) -> list[str]:
-    """The command names (without ``/``) that complete ``text`` typed at the prompt: only
-    while the first word, starting with ``/``, is being typed."""
-    if not text.startswith("/") or any(c.isspace() for c in text):
-        return []
-    return [n for n in names if n.startswith(text[1:])]
-
-
-def _SlashCompleter(names: Callable[[], list[str]]) -> Any:
-    from prompt_toolkit.completion import Completer, Completion
-
-    class SlashCompleter(Completer):
-        def get_completions(self, document: Any, complete_event: Any) -> Any:
-            text = document.text_before_cursor
-            for n in slash_completions(text, names()):
-                yield Completion("/" + n, start_position=-len(text))
-
-    return SlashCompleter()
-
-
-class FullUI:
-    """prompt_toolkit front end."""
-
-    full = True
-
-    def __init__(self, history_path: str, slash_names: Callable[[], list[str]] | None = None) -> None:
-        from prompt_toolkit import PromptSession
-        from prompt_toolkit.history import FileHistory
-        from prompt_toolkit.key_binding import KeyBindings
-
-        kb = KeyBindings()
-
-        @kb.add("escape", "enter")
-        @kb.add("c-j")
-        def _newline(event: Any) -> None:
-            event.current_buffer.insert_text("\n")
-
-        @kb.add("escape", "escape")
-        def _double_escape(event: Any) -> None:
-            """Idle double-Esc: empty input opens the rewind list; otherwise clears the input
-            (kept in the history, so Up brings it back)."""
-            buf = event.current_buffer
-            if buf.text.strip():
-                buf.append_to_history()
-                buf.reset()
-            else:
-                event.app.exit(result="/rewind")
-
-        os.makedirs(os.path.dirname(history_path), exist_ok=True)
-        completer = _SlashCompleter(slash_names) if slash_names is not None else None
-        self.session: Any = PromptSession(history=FileHistory(history_path), key_bindings=kb, completer=completer)
-        self._watching: Any = None
-        #: Ctrl-B during a run (set by cli/tasks_view.py: running tasks to the background)
-        self.on_ctrl_b: Callable[[], None] | None = None
-
-    async def read(self, prompt: str, default: str = "") -> str | None:
-        try:
-            return await self.session.prompt_async(prompt, default=default)
-        except EOFError:
-            return None
-
-    @contextlib.contextmanager
-    def watch(self, on_interrupt: Callable[[bool], None]) -> Iterator[None]:
-        """During a run: raw keyboard input, Esc or Ctrl-C interrupts (the flag: Ctrl-C)."""
-        from prompt_toolkit.input import create_input
-        from prompt_toolkit.keys import Keys
-
-        inp = create_input()
-
-        def on_keys() -> None:
-            keys = [k.key for k in inp.read_keys() + inp.flush_keys()]
-            if Keys.ControlC in keys:
-                on_interrupt(True)
-            elif Keys.Escape in keys:
-                on_interrupt(False)
-            elif Keys.ControlB in keys and self.on_ctrl_b is not None:  # cli/tasks_view.py
-                self.on_ctrl_b()
-
-        self._watching = (inp, on_keys)
-        with inp.raw_mode(), inp.attach(on_keys):
-            try:
-                yield
-            finally:
-                self._watching = None
-
-    @contextlib.contextmanager
-    def paused(self) -> Iterator[None]:
-        """Leave raw mode while asking the user something in the middle of a run."""
-        watching = self._watching
-        if watching is None:
-            yield
-            return
-        inp, on_keys = watching
-        with inp.detach(), inp.cooked_mode():
-            yield
-
-
-class UiBroker:
-    """Approval prompts in the terminal."""
-
-    def __init__(self, ui: Any, renderer: Renderer) -> None:
-        self.ui = ui
-        self.renderer = renderer
-
-    async def ask(self, req: dict[str, Any]) -> Answer:
-        r = self.renderer
-        r.line(r.style("? ", "33") + f"allow {call_summary(req['toolName'], req.get('input') or {}, 200)}")
-        if req.get("message"):
-            r.line(r.style(f"  {req['message']}", "2"))
-        with self.ui.paused():
-            while True:
-                reply = await self.ui.read("  [y]es / [a]lways this session / [n]o (or type a reason): ")
-                if reply is None:
-                    return Answer("deny")
-                text = reply.strip()
-                low = text.lower()
-                if low in ("y", "yes"):
-                    return Answer("allow_once")
-                if low in ("a", "always"):
-                    return Answer("allow_session")
-                if low in ("n", "no"):
-                    return Answer("deny")
-                if text:
-                    return Answer("deny", text)
+KEY_BINDINGS = [
+    ("Enter", "send the prompt"),
+    ("Alt-Enter, Shift-Enter, \\ Enter", "a newline in the prompt"),
+    ("Tab", "complete /commands and @file mentions (an @file is attached to the prompt)"),
+    ("Up / Down, Ctrl-R", "prompt history; Ctrl-R searches it"),
+    ("Shift-Tab", "cycle the permission mode (default, auto-edit, plan)"),
+    ("Ctrl-T", "show the model's thinking in full, or collapsed to 3 lines (the default)"),
+    ("Esc (while working)", "interrupt the reply (Ctrl-C too)"),
+    ("typing + Enter (while working)", "queue the text: it is sent when the reply ends"),
+    ("Esc Esc (idle)", "empty input: open the rewind panel; otherwise clear the input (Up brings it back)"),
+    ("y / n / a / Esc", "answer an approval: yes, no (+ reason), always this session, deny and interrupt"),
+    ("!COMMAND", "run a shell command here; the model sees its output with the next prompt"),
+    ("Ctrl-D, Ctrl-C twice", "quit"),
+]
 
 
 def help_text(extra: list[str] | None = None) -> str:
@@ -189,33 +49,67 @@ def help_text(extra: list[str] | None = None) -> str:
         "Commands:",
         *help_lines(),
         *(extra or []),
-        "Esc or Ctrl-C interrupts a running reply; Esc Esc when idle opens /rewind (or clears the input).",
-        "Alt-Enter inserts a newline.",
+        "Keys:",
+        *(f"  {k:<40} {what}" for k, what in KEY_BINDINGS),
     ])
 
 
 class Interactive:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
-        self.renderer = Renderer()
         tty = sys.stdin.isatty() and sys.stdout.isatty()
+        self.renderer = Renderer(live=False if args.line or not tty else None)  # --line: plain lines
         if args.line or not tty:
             self.ui: Any = LineUI()
         else:
             from ama.config.paths import data_dir
 
-            self.ui = FullUI(os.path.join(str(data_dir()), "history.txt"), self._slash_names)
+            self.ui = FullUI(os.path.join(str(data_dir()), "history.txt"), self._commands, self._cwd)
+            self.ui.renderer = self.renderer
+            self.ui.toolbar = self._footer
+            self.ui.on_shift_tab = self._cycle_mode
         self.agent: Any = None
         self.assistants: list[dict] = []
         self.last_interrupt = 0.0
         self.quit = False
         self.draft = ""  # text to refill the input with (after a rewind)
         self.main_task: asyncio.Task | None = None
+        self._context_percent: float | None = None
+        self._cost: float | None = None
+        self._started_mode = "default"
 
-    def _slash_names(self) -> list[str]:
-        from ama.agent.commands import all_names
+    def _commands(self) -> list[tuple[str, str]]:
+        """(name, description) of every slash command, templates and skills included."""
+        if self.agent is not None:
+            return [(c["name"], c["description"]) for c in self.agent.prompts.commands()]
+        from ama.agent.commands import COMMANDS
 
-        return all_names() + (self.agent.prompts.names() if self.agent is not None else [])
+        return [(n, c.description) for c in COMMANDS for n in c.names]
+
+    def _cwd(self) -> str:
+        return self.agent.cwd if self.agent is not None else os.getcwd()
+
+    def _footer(self) -> str:
+        from ama.cli.ui.status import footer
+
+        if self.agent is None:
+            return ""
+        return footer(self.agent, self._context_percent, self._cost)
+
+    def _refresh_footer(self) -> None:
+        from ama.cli.ui.status import context_percent, session_cost
+
+        self._context_percent = context_percent(self.agent)
+        self._cost = session_cost(self.agent)
+
+    def _cycle_mode(self) -> None:
+        a = self.agent
+        if a is None or a.busy:
+            return
+        try:
+            a.set_permission_mode(next_mode(a.permissions.mode, self._started_mode))
+        except AmaError:
+            return
 
     # --- agent lifecycle --------------------------------------------------------------
 
@@ -223,7 +117,8 @@ class Interactive:
         from ama.agent.compose import build_agent
         from ama.agent.options import agent_options
 
-        opts = agent_options(self.args, broker=UiBroker(self.ui, self.renderer))
+        broker = UiBroker(self.ui, self.renderer)
+        opts = agent_options(self.args, broker=broker)
         opts.session = session
         agent, warnings = build_agent(opts)
         for w in warnings:
@@ -235,8 +130,10 @@ class Interactive:
         attach(self, agent)
         from ama.cli import tasks_view
 
-        tasks_view.attach(self, agent)  # [task:<agent>] lines (cli/tasks_view.py)
+        tasks_view.attach(self, agent)  # [task:<agent>] lines, Ctrl-B (cli/tasks_view.py)
+        broker.agent = agent
         self.agent = agent
+        self._started_mode = agent.permissions.mode
 
     def _collect(self, ev: dict) -> None:
         if ev["type"] == "message_end" and ev["message"].get("role") == "assistant":
@@ -261,8 +158,12 @@ class Interactive:
         sid = short_session_id(sessions_dir(self.args.session_dir), a.session.id) if a.session.path else a.session.id[:8]
         r.line(r.style(f"ama {__version__} · {a.model.ref} · session {sid} ({where})", "2"))
         r.line(r.style("/help for commands · Esc interrupts · Ctrl-C twice quits", "2"))
+        from ama.cli.ui.history import show_recent
 
-    async def _pick_session(self) -> str:
+        show_recent(a.session.branch(), r)
+
+    async def _pick_session(self) -> str | None:
+        """The session file to resume, "new" when there is none, None when cancelled."""
         from ama.config.paths import sessions_dir
         from ama.session.catalog import list_page, scan
         from ama.session.shortid import short_session_ids
@@ -273,6 +174,15 @@ class Interactive:
             self.renderer.line("No sessions in this directory; starting a new one.")
             return "new"
         short = short_session_ids(root, [s.id for s in page.sessions])
+        if self.ui.full:
+            from ama.cli.util import local_time
+
+            items = [
+                f"{short[s.id]:<9} {local_time(s.last_message_time, seconds=False)}  {(s.name or s.first_message)[:70]}"
+                for s in page.sessions
+            ]
+            i = await self.ui.pick(items, default=0, title="Resume which session?")
+            return page.sessions[i].path if i is not None else None
         for i, s in enumerate(page.sessions, 1):
             self.renderer.line(f"  {i:>2}. {short[s.id]}  {s.last_message_time[:16]}  {(s.name or s.first_message)[:70]}")
         while True:
@@ -314,6 +224,15 @@ class Interactive:
         self.renderer.line(self.renderer.style("(press Ctrl-C again to quit)", "2"))
         self.renderer.line(self.renderer.style("interrupting…", "33"))
 
+    async def submit(self, text: str) -> None:
+        """A prompt typed at the input: ``@path`` mentions of project files are attached."""
+        from ama.cli.ui.completion import attach_mentions
+
+        full, attached = attach_mentions(text, self.agent.cwd)
+        if attached:
+            self.renderer.line(self.renderer.style("attached: " + ", ".join(attached), "2"))
+        await self.run_prompt(full)
+
     async def run_prompt(self, text: str, images: list | None = None) -> None:
         start = len(self.assistants)
         try:
@@ -321,12 +240,21 @@ class Interactive:
         except AmaError as err:
             self.renderer.line(self.renderer.style(f"error: {err.message}", "31"))
             return
-        with self.ui.watch(self._on_key_interrupt):
-            try:
-                result = await task
-            except AmaError as err:
-                self.renderer.line(self.renderer.style(f"error: {err.message}", "31"))
-                return
+        self.renderer.start_status()
+        try:
+            with self.ui.watch(self._on_key_interrupt):
+                try:
+                    result = await task
+                except AmaError as err:
+                    self.renderer.line(self.renderer.style(f"error: {err.message}", "31"))
+                    return
+        finally:
+            self.renderer.stop_status()
+            typed = getattr(self.ui, "typeahead", "")
+            if typed and not self.draft:
+                self.draft = typed
+            elif self.ui.full:
+                self.ui.submit_draft = False  # the draft is a restored prompt, not what was typed
         r = self.renderer
         if result.record.status == "CANCELLED":
             r.line(r.style("interrupted", "33"))
@@ -380,7 +308,7 @@ class Interactive:
         choice = self.args.resume
         session = "memory" if self.args.no_session else ("continue" if self.args.continue_ else (choice or "new"))
         if choice == "":
-            session = await self._pick_session()
+            session = await self._pick_session() or "new"
         self._build(session)
         self._banner()
         first = " ".join(self.args.prompt).strip()
@@ -402,7 +330,13 @@ class Interactive:
             while not self.quit:
                 try:
                     draft, self.draft = self.draft, ""
-                    text = await self.ui.read("> ", draft)
+                    self._refresh_footer()
+                    if getattr(self.ui, "submit_draft", False) and draft.strip():
+                        self.ui.submit_draft = False  # typed ahead and Enter pressed during the last run
+                        self.renderer.line(f"> {draft}")
+                        text = draft
+                    else:
+                        text = await self.ui.read("> ", draft)
                 except KeyboardInterrupt:
                     now = time.monotonic()
                     if now - self.last_interrupt < QUIT_WINDOW_S:
@@ -418,7 +352,12 @@ class Interactive:
                 if text.startswith("/"):
                     await self.command(text)
                     continue
-                await self.run_prompt(text)
+                if text.startswith("!"):
+                    from ama.cli.ui.commands import run_shell
+
+                    await run_shell(self, text[1:])
+                    continue
+                await self.submit(text)
         finally:
             if self.agent is not None:
                 await asyncio.shield(self.agent.close())

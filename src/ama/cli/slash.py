@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ama.cli import plan_cmd, tasks_view
+from ama.cli.ui import commands as ui_commands
 from ama.errors import AmaError
 
 
@@ -37,6 +38,9 @@ async def cmd_quit(app: Any, arg: str) -> None:
 
 async def cmd_model(app: Any, arg: str) -> None:
     a = app.agent
+    if not arg and app.ui.full:
+        await ui_commands.cmd_model_pick(app)
+        return
     if not arg:
         app.renderer.line(f"current: {a.model.ref}")
         for m in a.registry.list():
@@ -56,7 +60,8 @@ async def cmd_thinking(app: Any, arg: str) -> None:
 
 async def cmd_resume(app: Any, arg: str) -> None:
     target = arg or await app._pick_session()
-    await app._switch(target)
+    if target is not None:  # None: the picker was cancelled
+        await app._switch(target)
 
 
 async def cmd_clear(app: Any, arg: str) -> None:
@@ -147,6 +152,11 @@ async def cmd_rewind(app: Any, arg: str) -> None:
         r.line("Nothing to rewind to yet.")
         return
     parts = arg.split()
+    if not parts and app.ui.full:
+        from ama.cli.ui.rewind_panel import rewind_panel
+
+        await rewind_panel(app)
+        return
     if not parts:
         for i, p in enumerate(points, 1):
             files = ""
@@ -158,10 +168,6 @@ async def cmd_rewind(app: Any, arg: str) -> None:
             text = " ".join(p["text"].split())[:70]
             r.line(f"  {i:>2}. {text}{r.style(files, '2')}")
         r.line("/rewind N [both|conversation|code] goes back to before message N")
-        if app.ui.full:
-            reply = await app.ui.read("rewind to (number, Enter to cancel): ")
-            if reply and reply.strip():
-                await cmd_rewind(app, reply.strip())
         return
     if not parts[0].isdigit() or not 1 <= int(parts[0]) <= len(points):
         r.line(r.style(f"no rewind point {parts[0]!r}; choose 1-{len(points)}", "31"))
@@ -203,4 +209,10 @@ COMMANDS = {
     "rewind": cmd_rewind,
     "plan": plan_cmd.cmd_plan,
     "tasks": tasks_view.cmd_tasks,
+    "fork": ui_commands.cmd_fork,
+    "archive": ui_commands.cmd_archive,
+    "search": ui_commands.cmd_search,
+    "export": ui_commands.cmd_export,
+    "cost": ui_commands.cmd_cost,
+    "compact": ui_commands.cmd_compact,
 }
