@@ -1,7 +1,8 @@
 """The permission modes, in the one order every interface shows and cycles them.
 
 Kept apart from ``ama.permissions`` (the pipeline, ~70 ms to import) so that the command line
-can offer the choices without loading it.  ``next_mode`` is what Shift-Tab steps through.
+can offer the choices without loading it.  ``next_mode`` is what Shift-Tab steps through
+in the terminal (``CYCLE``).
 """
 
 from __future__ import annotations
@@ -20,8 +21,15 @@ LABELS: dict[str, tuple[str, str]] = {
 }
 
 
-def next_mode(mode: str) -> str:
-    """The mode after ``mode`` in ``PERMISSION_MODES``, wrapping around (an unknown mode: the first)."""
-    if mode not in PERMISSION_MODES:
-        return PERMISSION_MODES[0]
-    return PERMISSION_MODES[(PERMISSION_MODES.index(mode) + 1) % len(PERMISSION_MODES)]
+#: What Shift-Tab steps through: the everyday modes.  A mode outside them (the one the session
+#: started in, e.g. full-auto or allowlist) joins the cycle at its end, so it is never left for good.
+CYCLE: tuple[str, ...] = ("default", "auto-edit", "auto", "plan")
+
+
+def next_mode(current: str, started: str | None = None) -> str:
+    """The mode after ``current`` in ``CYCLE`` (plus ``started`` and ``current`` when outside it)."""
+    cycle = list(CYCLE)
+    for extra in (started, current):
+        if extra is not None and extra not in cycle:
+            cycle.append(extra)
+    return cycle[(cycle.index(current) + 1) % len(cycle)]

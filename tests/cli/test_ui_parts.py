@@ -9,9 +9,9 @@ from pathlib import Path
 from ama.cli.render import Renderer
 from ama.cli.ui.completion import Pastes, attach_mentions, fuzzy_score
 from ama.cli.ui.diffview import compact_diff, stat
-from ama.cli.ui.frontends import next_mode
 from ama.cli.ui.live import LiveRegion, crop
 from ama.cli.ui.rewind_panel import files_label, options_for, result_line
+from ama.permission_modes import next_mode
 
 
 def plain(text: str, code: str) -> str:
@@ -83,7 +83,8 @@ def test_attach_mentions_attaches_project_text_files_only(tmp_path: Path) -> Non
 
 def test_shift_tab_cycle() -> None:
     assert next_mode("default", "default") == "auto-edit"
-    assert next_mode("auto-edit", "default") == "plan"
+    assert next_mode("auto-edit", "default") == "auto"
+    assert next_mode("auto", "default") == "plan"
     assert next_mode("plan", "default") == "default"
     assert next_mode("plan", "full-auto") == "full-auto"  # the starting mode joins the cycle
     assert next_mode("full-auto", "full-auto") == "default"
@@ -116,3 +117,21 @@ def test_glyphs_fall_back_to_ascii_when_the_encoding_cannot_show_them() -> None:
     assert pick("utf-8") is UNICODE and pick("UTF8") is UNICODE
     assert pick("ascii") is ASCII and pick("ISO-8859-1") is ASCII and pick(None) is ASCII
     assert all(c.isascii() for c in ASCII.bar + ASCII.pointer + ASCII.call + ASCII.result + ASCII.spinner + ASCII.minus)
+
+
+def test_the_footer_shows_the_rates_once_a_reply_streamed() -> None:
+    from types import SimpleNamespace
+
+    from ama.cli.ui.status import footer
+
+    class Meter:
+        def __init__(self, snap: dict) -> None:
+            self.snap = snap
+
+        def snapshot(self) -> dict:
+            return self.snap
+
+    agent = SimpleNamespace(model=SimpleNamespace(ref="p/m"), permissions=SimpleNamespace(mode="auto"), telemetry=Meter({}))
+    assert footer(agent, 12.4, 0.5) == "p/m · permissions auto · context 12% · $0.5000"
+    agent.telemetry = Meter({"last": {"ttftMs": 420, "tps": 48.2}, "avgTps": 51.0})
+    assert footer(agent, None, None) == "p/m · permissions auto · TTFT 0.42s · 48 tok/s · avg 51 tok/s"

@@ -255,8 +255,9 @@ def test_os_sandbox_line() -> None:
 
 def test_one_ordered_mode_list() -> None:
     assert MODES == PERMISSION_MODES == ("plan", "allowlist", "default", "auto-edit", "auto", "full-auto")
-    assert [next_mode(m) for m in MODES] == [*MODES[1:], MODES[0]]
-    assert next_mode("nonsense") == "plan"
+    # Shift-Tab: the everyday modes, and the one the session started in
+    assert [next_mode(m) for m in ("default", "auto-edit", "auto", "plan")] == ["auto-edit", "auto", "plan", "default"]
+    assert next_mode("plan", "full-auto") == "full-auto" and next_mode("full-auto", "full-auto") == "default"
 
 
 def test_small_model_of_the_family() -> None:

@@ -20,8 +20,9 @@ from typing import Any
 
 from ama.cli.render import Renderer
 from ama.cli.ui.approvals import UiBroker
-from ama.cli.ui.frontends import FullUI, LineUI, next_mode
+from ama.cli.ui.frontends import FullUI, LineUI
 from ama.errors import AmaError
+from ama.permission_modes import CYCLE, next_mode
 
 QUIT_WINDOW_S = 2.0
 
@@ -31,7 +32,7 @@ KEY_BINDINGS = [
     ("Alt-Enter, Shift-Enter, \\ Enter", "a newline in the prompt"),
     ("Tab", "complete /commands and @file mentions (an @file is attached to the prompt)"),
     ("Up / Down, Ctrl-R", "prompt history; Ctrl-R searches it"),
-    ("Shift-Tab", "cycle the permission mode (default, auto-edit, plan)"),
+    ("Shift-Tab", "cycle the permission mode (" + ", ".join(CYCLE) + ")"),
     ("Ctrl-T", "show the model's thinking in full, or collapsed to 3 lines (the default)"),
     ("Esc (while working)", "interrupt the reply (Ctrl-C too)"),
     ("typing + Enter (while working)", "queue the text: it is sent when the reply ends"),

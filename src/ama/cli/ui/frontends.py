@@ -56,20 +56,10 @@ class LineUI:
 
 #: the double-Esc window (seed 004 §4): a second Esc within it rewinds / clears the input
 DOUBLE_ESC_S = 0.8
-#: Shift-Tab cycles these permission modes (a mode outside them joins the cycle at its end)
-MODE_CYCLE = ("default", "auto-edit", "plan")
 #: what terminals send for Shift-Enter (CSI u and xterm modifyOtherKeys): a newline, read as
 #: a key no terminal sends (Ctrl-J cannot be it: an Enter typed in cooked mode arrives as LF)
 SHIFT_ENTER = ("\x1b[13;2u", "\x1b[27;2;13~")
 NEWLINE_KEY = "f24"
-
-
-def next_mode(current: str, started: str) -> str:
-    cycle = list(MODE_CYCLE)
-    for extra in (started, current):
-        if extra not in cycle:
-            cycle.append(extra)
-    return cycle[(cycle.index(current) + 1) % len(cycle)]
 
 
 class FullUI:

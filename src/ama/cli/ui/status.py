@@ -80,4 +80,14 @@ def footer(agent: Any, percent: float | None, cost: float | None) -> str:
         parts.append(f"context {percent:.0f}%")
     if cost is not None:
         parts.append(f"${cost:.4f}")
+    meter = getattr(agent, "telemetry", None)  # TTFT and rates (agent/telemetry.py)
+    if meter is not None:
+        from ama.agent.telemetry import format_footer
+
+        try:
+            rate = format_footer(meter.snapshot())
+        except Exception:  # the footer never breaks the prompt
+            rate = ""
+        if rate:
+            parts.append(rate)
     return " · ".join(parts)
