@@ -23,8 +23,8 @@ from ama.index.timeutil import Days, tz_key
 from ama.session.summary import SessionSummary, summarize_bytes
 
 TAIL = 64
-BULK_DOCS = 20_000
 DEAD_LIMIT = 50_000
+TERM_BATCH = 2_000  # words per document of the temporary vocabulary table
 COMMIT_BYTES = 32 << 20
 
 
@@ -108,10 +108,10 @@ def write(
             info.removed += 1
         bar = Progress(len(changed), sum(disk[p][0] for p in changed)) if progress else None
         days = Days()
-        texts: list[str] = []
+        words: set[str] = set()
         pending = 0
         for p in changed:
-            nbytes = _index_file(db, rid, p, days, texts)
+            nbytes = _index_file(db, rid, p, days, words)
             info.scanned += 1
             if on_file is not None:
                 on_file(p)
@@ -119,11 +119,11 @@ def write(
                 bar.advance(disk[p][0])
             pending += nbytes
             if pending > COMMIT_BYTES:
-                _add_terms(db, texts)
+                _add_terms(db, words)
                 db.execute("COMMIT")
                 db.execute("BEGIN IMMEDIATE")
-                texts, pending = [], 0
-        _add_terms(db, texts)
+                words, pending = set(), 0
+        _add_terms(db, words)
         _set_meta(db, "generation", str(int(meta(db, "generation") or 0) + 1))
         db.execute("COMMIT")
         if bar is not None:
@@ -135,22 +135,29 @@ def write(
         raise
 
 
-def _add_terms(db: sqlite3.Connection, texts: list[str]) -> None:
-    """Record the search table's terms of newly added documents in ``terms`` (tokenized by
-    SQLite itself, so the two agree)."""
-    if not texts:
-        return
-    if len(texts) > BULK_DOCS:
-        db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_vocab USING fts5vocab(main, fts, 'row')")
-        db.execute("INSERT OR IGNORE INTO terms (term) SELECT term FROM temp.fts_vocab")
+def _add_terms(db: sqlite3.Connection, words: set[str]) -> None:
+    """Record the search table's terms of newly added documents in ``terms``: the
+    vocabulary table grows with what was added, never by rescanning the index (which made
+    a build quadratic: every commit of a build used to read the whole vocabulary).
+
+    ``words`` are the distinct whitespace-separated pieces of the new documents (whitespace
+    separates tokens, so their tokens are the documents' tokens).  SQLite tokenizes them
+    itself, so that the two tables agree, in a temporary contentless table without
+    positions, emptied after each use."""
+    if not words:
         return
     db.execute(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.new_docs USING fts5(text, tokenize='unicode61 remove_diacritics 0')"
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.new_docs USING fts5(text, content='', detail=none,"
+        " tokenize='unicode61 remove_diacritics 0')"
     )
     db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.new_vocab USING fts5vocab(temp, new_docs, 'row')")
-    db.executemany("INSERT INTO temp.new_docs (text) VALUES (?)", ((t,) for t in texts))
+    pieces = list(words)
+    db.executemany(
+        "INSERT INTO temp.new_docs (rowid, text) VALUES (?, ?)",
+        ((i + 1, "\n".join(pieces[i : i + TERM_BATCH])) for i in range(0, len(pieces), TERM_BATCH)),
+    )
     db.execute("INSERT OR IGNORE INTO terms (term) SELECT term FROM temp.new_vocab")
-    db.execute("DELETE FROM temp.new_docs")
+    db.execute("INSERT INTO temp.new_docs (new_docs) VALUES ('delete-all')")
 
 
 def _drop(db: sqlite3.Connection, rid: int, path: str) -> None:
@@ -169,7 +176,7 @@ _ROW = (
 )
 
 
-def _index_file(db: sqlite3.Connection, rid: int, path: str, days: Days, texts: list[str]) -> int:
+def _index_file(db: sqlite3.Connection, rid: int, path: str, days: Days, words: set[str]) -> int:
     """Read one changed file into the index; returns the bytes read."""
     row = db.execute(f"SELECT {_ROW} WHERE f.root_id = ? AND f.path = ?", (rid, path)).fetchone()
     try:
@@ -235,7 +242,8 @@ def _index_file(db: sqlite3.Connection, rid: int, path: str, days: Days, texts: 
             "INSERT INTO fts (rowid, text) VALUES (?, ?)",
             (((fid << 32) | (k << 1) | part, text) for k, part, _role, text in chunk.docs),
         )
-        texts.extend(text for _k, _p, _r, text in chunk.docs)
+        for _k, _p, _r, text in chunk.docs:
+            words.update(text.split())
     _write_facts(db, fid, chunk)
     turn = open_turn(state.stats)
     end = chunk.end
