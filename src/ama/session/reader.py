@@ -12,6 +12,7 @@ are read best-effort and marked read-only.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,7 +38,7 @@ DECODE_ERRORS: tuple[type[Exception], ...] = (msgspec.DecodeError, RecursionErro
 _NOT_JSON: Any = object()
 
 
-def decode_any(line: bytes) -> Any:
+def decode_any(line: bytes | memoryview) -> Any:
     """``line`` as plain JSON, or :data:`_NOT_JSON` when it is not exactly one JSON value
     (trailing bytes, invalid UTF-8, too deep, an integer out of range)."""
     try:
@@ -133,11 +134,29 @@ def parse_session(data: bytes, *, path: str | None = None, keep_raw: bool = Fals
         gc.freeze()
 
 
+def _lines(data: bytes) -> Iterator[memoryview]:
+    """The lines of ``data`` (without their newlines) as views: no copy of the file."""
+    view = memoryview(data)
+    find = data.find
+    pos, n = 0, len(data)
+    while pos < n:
+        e = find(b"\n", pos)
+        if e < 0:
+            yield view[pos:]
+            return
+        yield view[pos:e]
+        pos = e + 1
+
+
+_BLANK = frozenset(b" \t\r\n\x0b\x0c")
+
+
+def _blank(line: memoryview) -> bool:
+    return not line or (line[0] in _BLANK and not bytes(line).strip())
+
+
 def _parse(data: bytes, *, path: str | None, keep_raw: bool) -> SessionData:
-    lines = data.split(b"\n")
-    tail_unterminated = bool(lines) and lines[-1] != b""
-    if not tail_unterminated:
-        lines.pop()  # the empty string after the final newline
+    tail_unterminated = bool(data) and not data.endswith(b"\n")
     out = SessionData(path=path, header=None, size=len(data))
     raws: list[bytes] | None = [] if keep_raw else None
     entries = out.entries
@@ -145,10 +164,10 @@ def _parse(data: bytes, *, path: str | None, keep_raw: bool) -> SessionData:
     leaf: str | None = None
     header_seen = False
     version = CURRENT_VERSION
-    last = len(lines) - 1
+    last = data.count(b"\n") - (0 if tail_unterminated else 1)
     v1_counter = 0
-    for n, line in enumerate(lines):
-        if not line.strip():
+    for n, line in enumerate(_lines(data)):
+        if _blank(line):
             continue
         obj: Any = None
         raw: Any = _NOT_JSON
@@ -234,7 +253,7 @@ def _parse(data: bytes, *, path: str | None, keep_raw: bool) -> SessionData:
             leaf = obj.id
         entries.append(obj)
         if raws is not None:
-            raws.append(line)
+            raws.append(bytes(line))
     if not header_seen:
         out.header_error = "the file is empty"
     out.leaf_id = leaf
