@@ -257,3 +257,21 @@ def test_the_vocabulary_table_holds_exactly_the_search_tables_terms(sessions_dir
         assert terms == fts and {"quux", "zork", "frob", "grown"} <= terms
     finally:
         db.close()
+
+
+def test_a_build_stopped_before_its_vocabulary_still_finds_everything(sessions_dir: Path) -> None:
+    """A large update records its terms in one pass at its end; a build killed before
+    that leaves the mark set: search then reads the search table's own vocabulary, and
+    the next update completes the terms."""
+    s = Builder(sessions_dir, "/p")
+    s.user("the flux capacitor", "2026-03-01T10:00:00.000Z")
+    s.assistant("2026-03-01T10:00:05.000Z", "a reply")
+    ama("stats", "--all")  # builds the index
+    with sqlite3.connect(D.path()) as db:  # what a killed build leaves behind
+        db.execute("DELETE FROM terms")
+        db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('terms_dirty', '1')")
+    assert search("capacitor") == search("flux") and len(search("capacitor")) == 1
+    s.user("and the gigawatts", "2026-03-01T10:01:00.000Z")
+    assert search("gigawatt") and search("capacitor")
+    assert rows("SELECT value FROM meta WHERE key = 'terms_dirty'") == [("0",)]
+    assert {"flux", "capacitor", "gigawatts", "reply"} <= {t for (t,) in rows("SELECT term FROM terms")}
