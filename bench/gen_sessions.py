@@ -2,7 +2,7 @@
 
     python bench/gen_sessions.py --out /tmp/ama-bench/sessions             # 1,000 sessions, ~67 MB
     python bench/gen_sessions.py --out DIR --big 10000 --result-bytes 2000   # one 10,000-entry session
-    python bench/gen_sessions.py --out DIR --sessions 10000 --json spaced    # as Python's json writes
+    python bench/gen_sessions.py --out DIR --sessions 10000 --json spaced --vocab 1000000  # the scaling sets
     python bench/gen_sessions.py --out DIR --big 50000 --result-bytes 9000 --json spaced  # ~207 MB
 
 Defaults (the issue's): 1,000 sessions, 12 turns each, 24 tool calls each (2 per turn),
@@ -63,12 +63,23 @@ def sentence(rng: random.Random, n: int) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(n))
 
 
+#: extra distinct words of tool results (``--vocab``): identifiers, as code has them
+VOCAB: list[str] = []
+
+
+def identifiers(n: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    return [f"{rng.choice(WORDS)}_{rng.getrandbits(40):x}" for _ in range(n)]
+
+
 def blob(rng: random.Random, size: int) -> str:
     lines = []
     total = 0
     i = 1
     while total < size:
         line = f"{i:4d}  {sentence(rng, 8)}"
+        if VOCAB:
+            line += " " + rng.choice(VOCAB)
         lines.append(line)
         total += len(line) + 1
         i += 1
@@ -209,7 +220,15 @@ def main() -> int:
         default="compact",
         help="line style: as ama writes (compact), as Python's json writes (spaced), spaced with reversed key order",
     )
+    ap.add_argument(
+        "--vocab",
+        type=int,
+        default=0,
+        metavar="N",
+        help="add one of N distinct identifiers to every tool-result line (a vocabulary that grows like real code's)",
+    )
     args = ap.parse_args()
+    VOCAB[:] = identifiers(args.vocab, args.seed)
     rng = random.Random(args.seed)
     now = int(time.time() * 1000)
     t0 = time.perf_counter()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ama.session.reader import parse_session
+from ama.session.reader import parse_session, read_session
 from tests.session.helpers import simple_session
 
 
@@ -24,3 +24,30 @@ def test_line_numbers_blanks_tail_and_raws(sessions_dir: Path) -> None:
     assert not whole.partial_tail and whole.damaged == data.damaged and whole.leaf_id == data.leaf_id
     assert parse_session(b"").header_error == "the file is empty"
     assert parse_session(b"\n \n").header_error == "the file is empty"
+
+
+def test_a_mapped_file_gives_the_same_session_as_its_bytes(sessions_dir: Path) -> None:
+    """Large files are parsed through a read-only map whose pages are given back as the
+    walk goes on (every 8 MB): the result is the bytes' result."""
+    import mmap
+
+    s = simple_session(sessions_dir)
+    assert s.path is not None
+    lines = Path(s.path).read_bytes().splitlines()
+    last = lines[-1]
+    big = [*lines]
+    for i in range(4500):  # about 9 MB: past one step of giving pages back
+        big.append(last.replace(b'"id":"', f'"id":"x{i}-'.encode(), 1)[:-1] + b', "pad": "' + b"p" * 2000 + b'"}')
+    big.append(b"not json")
+    big.append(b'{"type":"mess')
+    path = Path(s.path)
+    path.write_bytes(b"\n".join(big))
+    want = parse_session(path.read_bytes(), keep_raw=True)
+    with open(path, "rb") as f:
+        mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        got = parse_session(mm, keep_raw=True)
+        mm.close()  # no view of it is left behind
+    assert got.raws == want.raws and len(got.entries) == len(want.entries) > 4500
+    assert got.damaged == want.damaged and got.partial_tail and got.leaf_id == want.leaf_id
+    assert [e.id for e in got.entries] == [e.id for e in want.entries]
+    assert read_session(path).leaf_id == want.leaf_id

@@ -4,6 +4,7 @@ restore, prune."""
 from __future__ import annotations
 
 import argparse
+import mmap
 import os
 import sys
 
@@ -112,7 +113,7 @@ def sessions_show(args: argparse.Namespace) -> int:
     from ama.session.lineage import lineage_of
     from ama.session.meta import derive
     from ama.session.projection import project
-    from ama.session.reader import parse_session
+    from ama.session.reader import map_fd, parse_session
     from ama.session.shortid import short_session_ids
     from ama.session.tree import SessionTree
 
@@ -122,16 +123,17 @@ def sessions_show(args: argparse.Namespace) -> int:
     else:
         path = resolve(root, args.id, damaged=True).path
     try:
-        with open(path, "rb") as f:
-            raw = f.read()
+        with open(path, "rb") as f, map_fd(f.fileno()) as raw:
+            meta = derive(raw)  # what the catalog lists, from the same function
+            if isinstance(raw, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
+                raw.madvise(mmap.MADV_DONTNEED)  # read again as it is parsed, page by page
+            data = parse_session(raw, path=path)
     except OSError as e:
         raise AmaError(
             "corrupt",
             f"cannot read session file {path}: {e.strerror or e}; 'ama sessions rm {path}' moves it to the trash",
             data={"path": path},
         ) from None
-    data = parse_session(raw, path=path)
-    meta = derive(raw)  # what the catalog lists, from the same function
     meta.task_status = settled_status(meta.task_status, path)
     tree = SessionTree(data.entries, data.leaf_id)
     branch_ids = set(tree.path_ids())

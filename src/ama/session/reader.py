@@ -11,10 +11,12 @@ are read best-effort and marked read-only.
 
 from __future__ import annotations
 
+import mmap
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 import msgspec
 
@@ -28,6 +30,11 @@ from ama.session.entries import (
     UnknownEntry,
     is_leaf_mark,
 )
+
+#: a file's bytes as the reader takes them: read, or a read-only map of the file
+Buffer: TypeAlias = "bytes | mmap.mmap"
+MAP_BYTES = 32 << 20  # files from this size are mapped, not read (map_fd)
+_DROP_BYTES = 8 << 20  # a mapped file's pages are given back in steps of this size
 
 _decoder = msgspec.json.Decoder(Line)
 _any_decoder = msgspec.json.Decoder()
@@ -106,8 +113,42 @@ class SessionData:
 
 def read_session(path: str | os.PathLike[str], *, keep_raw: bool = False) -> SessionData:
     with open(path, "rb") as f:
-        data = f.read()
-    return parse_session(data, path=os.fspath(path), keep_raw=keep_raw)
+        return parse_fd(f.fileno(), path=os.fspath(path), keep_raw=keep_raw)
+
+
+def parse_fd(fd: int, *, path: str | None = None, keep_raw: bool = False) -> SessionData:
+    """Parse the file open at ``fd`` (from its start, as it is now).  A large file is read
+    through a map of it whose pages are given back while it is parsed: the memory it takes
+    is about the entries' own, not the file's bytes on top of them."""
+    with map_fd(fd) as data:
+        return parse_session(data, path=path, keep_raw=keep_raw)
+
+
+@contextmanager
+def map_fd(fd: int) -> Iterator[Buffer]:
+    """The bytes of the file open at ``fd``: a read-only map when it is large (at least
+    :data:`MAP_BYTES`), else read at once."""
+    size = os.fstat(fd).st_size
+    if size < MAP_BYTES:
+        yield _read_fd(fd, size)
+        return
+    mm = mmap.mmap(fd, size, access=mmap.ACCESS_READ)
+    try:
+        yield mm
+    finally:
+        try:
+            mm.close()
+        except BufferError:  # a view is still held somewhere: the map goes with it
+            pass
+
+
+def _read_fd(fd: int, size: int) -> bytes:
+    data = os.pread(fd, max(size, 1 << 16), 0)
+    while True:
+        more = os.pread(fd, 1 << 20, len(data))
+        if not more:
+            return data
+        data += more
 
 
 def _migrate_message(raw: dict[str, Any]) -> dict[str, Any] | None:
@@ -118,7 +159,7 @@ def _migrate_message(raw: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def parse_session(data: bytes, *, path: str | None = None, keep_raw: bool = False) -> SessionData:
+def parse_session(data: Buffer, *, path: str | None = None, keep_raw: bool = False) -> SessionData:
     """Parse a session's bytes.  The cyclic garbage collector is paused while the (acyclic)
     entries are built and the survivors are frozen afterwards: scanning tens of thousands of
     new objects otherwise costs a third of the load time."""
@@ -134,18 +175,28 @@ def parse_session(data: bytes, *, path: str | None = None, keep_raw: bool = Fals
         gc.freeze()
 
 
-def _lines(data: bytes) -> Iterator[memoryview]:
-    """The lines of ``data`` (without their newlines) as views: no copy of the file."""
+def _lines(data: Buffer, drop: bool) -> Iterator[memoryview]:
+    """The lines of ``data`` (without their newlines) as views: no copy of the file.  With
+    ``drop`` (``data`` is a read-only map of the file) the pages already read are given back
+    as the walk goes on, so that the file's bytes and the entries are not both resident."""
     view = memoryview(data)
     find = data.find
     pos, n = 0, len(data)
-    while pos < n:
-        e = find(b"\n", pos)
-        if e < 0:
-            yield view[pos:]
-            return
-        yield view[pos:e]
-        pos = e + 1
+    dropped = 0
+    try:
+        while pos < n:
+            e = find(b"\n", pos)
+            if e < 0:
+                yield view[pos:]
+                return
+            yield view[pos:e]
+            pos = e + 1
+            if drop and pos - dropped >= _DROP_BYTES:
+                upto = pos - pos % mmap.PAGESIZE
+                data.madvise(mmap.MADV_DONTNEED, dropped, upto - dropped)  # type: ignore[union-attr]
+                dropped = upto
+    finally:
+        view.release()
 
 
 _BLANK = frozenset(b" \t\r\n\x0b\x0c")
@@ -155,8 +206,9 @@ def _blank(line: memoryview) -> bool:
     return not line or (line[0] in _BLANK and not bytes(line).strip())
 
 
-def _parse(data: bytes, *, path: str | None, keep_raw: bool) -> SessionData:
-    tail_unterminated = bool(data) and not data.endswith(b"\n")
+def _parse(data: Buffer, *, path: str | None, keep_raw: bool) -> SessionData:
+    tail_unterminated = bool(data) and data[-1:] != b"\n"
+    drop = isinstance(data, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED")
     out = SessionData(path=path, header=None, size=len(data))
     raws: list[bytes] | None = [] if keep_raw else None
     entries = out.entries
@@ -164,9 +216,11 @@ def _parse(data: bytes, *, path: str | None, keep_raw: bool) -> SessionData:
     leaf: str | None = None
     header_seen = False
     version = CURRENT_VERSION
-    last = data.count(b"\n") - (0 if tail_unterminated else 1)
+    last = -1 if not tail_unterminated else data.rfind(b"\n") + 1  # offset of an unterminated last line
     v1_counter = 0
-    for n, line in enumerate(_lines(data)):
+    offset = 0
+    for n, line in enumerate(_lines(data, drop)):
+        start, offset = offset, offset + len(line) + 1
         if _blank(line):
             continue
         obj: Any = None
@@ -181,7 +235,7 @@ def _parse(data: bytes, *, path: str | None, keep_raw: bool) -> SessionData:
         except DECODE_ERRORS:
             pass
         if raw is _NOT_JSON and obj is None:
-            if n == last and tail_unterminated:
+            if start == last:
                 out.partial_tail = True
             elif not header_seen:
                 header_seen = True
