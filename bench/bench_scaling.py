@@ -65,6 +65,51 @@ def build_once(src: str, sessions: Path, home: Path) -> dict:
     return {"median_ms": round(ms, 1), "peak_rss_mb": round(usage.ru_maxrss / 1024, 1)}
 
 
+def rpc_resume(src: str, session: Path, work: Path, runs: int) -> dict:
+    """``ama --mode rpc --resume <copy of the session>``: start until the response to a first
+    ``get_state`` (the session loaded, the agent composed), median of ``runs``; peak RSS."""
+    import json
+    import statistics
+
+    work.mkdir(parents=True, exist_ok=True)
+    models = [{"id": "bench", "name": "bench", "reasoning": False, "input": ["text"], "contextWindow": 100000,
+               "maxTokens": 4096, "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}}]  # fmt: skip
+    providers = {
+        "local": {
+            "api": "openai-completions",
+            "baseUrl": "http://127.0.0.1:9/v1",
+            "apiKey": "x",
+            "models": models,
+        }
+    }
+    (work / "config.json").write_text(json.dumps({"providers": providers}))
+    times, peak = [], 0.0
+    for _ in range(runs):
+        copy = work / session.name
+        shutil.copyfile(session, copy)
+        argv = [sys.executable, "-m", "ama", "--mode", "rpc", "--model", "local/bench", "--resume", str(copy)]
+        t0 = time.perf_counter()
+        p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                             env=_env(src, work), cwd=str(work))  # fmt: skip
+        assert p.stdin is not None and p.stdout is not None
+        p.stdin.write(b'{"type":"get_state","id":"s0"}\n')
+        p.stdin.flush()
+        for line in p.stdout:
+            m = json.loads(line)
+            if m.get("type") == "response" and m.get("id") == "s0":
+                if not m.get("success", True):
+                    raise SystemExit(f"get_state failed: {m}")
+                break
+        else:
+            raise SystemExit("ama --mode rpc --resume exited before answering")
+        times.append((time.perf_counter() - t0) * 1000)
+        p.stdin.close()
+        _, _status, usage = os.wait4(p.pid, 0)
+        peak = max(peak, usage.ru_maxrss / 1024)
+        copy.unlink()
+    return {"median_ms": round(statistics.median(times), 1), "peak_rss_mb": round(peak, 1)}
+
+
 def _env(src: str, home: Path) -> dict:
     env = {**os.environ, "AMA_HOME": str(home), "PYTHONPATH": src}
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # run as an installed package would: with bytecode
@@ -135,6 +180,9 @@ def main() -> int:
         ["sessions", "show", "--json", "--context", str(big)],
         homes,
     )
+    row(f"50,000-entry session ({mb:.0f} MB): RPC `--resume`, start → first `get_state`", {
+        k: rpc_resume(src, big, base / f"rpc-{i}", a.runs) for i, (k, src) in enumerate(trees.items())
+    })  # fmt: skip
     text = _table(rows, list(trees), a)
     print(text)
     if a.write:
