@@ -127,12 +127,22 @@ def parse_fd(fd: int, *, path: str | None = None, keep_raw: bool = False) -> Ses
 @contextmanager
 def map_fd(fd: int) -> Iterator[Buffer]:
     """The bytes of the file open at ``fd``: a read-only map when it is large (at least
-    :data:`MAP_BYTES`), else read at once."""
+    :data:`MAP_BYTES`), else read at once.
+
+    The map covers the size the file has now; appends after it are not seen (as with a
+    read).  Session files are only ever appended to (``writer.py``): a file cut shorter
+    in place by another program while it is mapped would make reading its lost pages
+    fail (``SIGBUS``), which ama itself never does."""
     size = os.fstat(fd).st_size
-    if size < MAP_BYTES:
+    mm = None
+    if size >= MAP_BYTES:
+        try:
+            mm = mmap.mmap(fd, size, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):  # a file system that cannot map: read it
+            mm = None
+    if mm is None:
         yield _read_fd(fd, size)
         return
-    mm = mmap.mmap(fd, size, access=mmap.ACCESS_READ)
     try:
         yield mm
     finally:
