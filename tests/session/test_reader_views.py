@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ama.session.reader import parse_session, read_session
+from ama.session.reader import MAP_BYTES, parse_session, read_session
 from tests.session.helpers import simple_session
 
 
@@ -28,7 +28,7 @@ def test_line_numbers_blanks_tail_and_raws(sessions_dir: Path) -> None:
 
 def test_a_mapped_file_gives_the_same_session_as_its_bytes(sessions_dir: Path) -> None:
     """Large files are parsed through a read-only map whose pages are given back as the
-    walk goes on (every 8 MB): the result is the bytes' result."""
+    walk goes on (every 8 MB): the result is the bytes' result, damage and tail included."""
     import mmap
 
     s = simple_session(sessions_dir)
@@ -36,8 +36,8 @@ def test_a_mapped_file_gives_the_same_session_as_its_bytes(sessions_dir: Path) -
     lines = Path(s.path).read_bytes().splitlines()
     last = lines[-1]
     big = [*lines]
-    for i in range(4500):  # about 9 MB: past one step of giving pages back
-        big.append(last.replace(b'"id":"', f'"id":"x{i}-'.encode(), 1)[:-1] + b', "pad": "' + b"p" * 2000 + b'"}')
+    for i in range(4500):  # about 35 MB: mapped by read_session, several steps of giving pages back
+        big.append(last.replace(b'"id":"', f'"id":"x{i}-'.encode(), 1)[:-1] + b', "pad": "' + b"p" * 7600 + b'"}')
     big.append(b"not json")
     big.append(b'{"type":"mess')
     path = Path(s.path)
@@ -50,4 +50,7 @@ def test_a_mapped_file_gives_the_same_session_as_its_bytes(sessions_dir: Path) -
     assert got.raws == want.raws and len(got.entries) == len(want.entries) > 4500
     assert got.damaged == want.damaged and got.partial_tail and got.leaf_id == want.leaf_id
     assert [e.id for e in got.entries] == [e.id for e in want.entries]
-    assert read_session(path).leaf_id == want.leaf_id
+    assert path.stat().st_size > MAP_BYTES
+    mapped = read_session(path)
+    assert mapped.leaf_id == want.leaf_id and mapped.damaged == want.damaged and mapped.partial_tail
+    assert [e.id for e in mapped.entries] == [e.id for e in want.entries]
