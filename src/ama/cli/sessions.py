@@ -4,7 +4,6 @@ restore, prune."""
 from __future__ import annotations
 
 import argparse
-import mmap
 import os
 import sys
 
@@ -125,9 +124,7 @@ def sessions_show(args: argparse.Namespace) -> int:
     try:
         with open(path, "rb") as f, map_fd(f.fileno()) as raw:
             meta = derive(raw)  # what the catalog lists, from the same function
-            if isinstance(raw, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
-                raw.madvise(mmap.MADV_DONTNEED)  # read again as it is parsed, page by page
-            data = parse_session(raw, path=path)
+            data = parse_session(raw, path=path)  # gives a mapped file's pages back as it goes
     except OSError as e:
         raise AmaError(
             "corrupt",
