@@ -2,15 +2,21 @@
 
     python bench/gen_sessions.py --out /tmp/ama-bench/sessions             # 1,000 sessions, ~67 MB
     python bench/gen_sessions.py --out DIR --big 10000 --result-bytes 2000   # one 10,000-entry session
+    python bench/gen_sessions.py --out DIR --sessions 10000 --json spaced --vocab 1000000  # the scaling sets
+    python bench/gen_sessions.py --out DIR --big 50000 --result-bytes 9000 --json spaced  # ~207 MB
 
 Defaults (the issue's): 1,000 sessions, 12 turns each, 24 tool calls each (2 per turn),
 2 KB tool results, about 67 MB, spread over 8 projects and the last 90 days.  Deterministic
-for a given --seed.  Lines are written the way ama writes them (same encoder, same shapes).
+for a given --seed.  Lines are written the way ama writes them (same encoder, same shapes);
+``--json spaced`` rewrites every line the way Python's ``json.dumps`` writes it by default
+(``", "`` and ``": "`` separators, non-ASCII as ``\\u`` escapes), ``--json shuffled`` also
+reverses the key order of every object, as another program might: same entries, other bytes.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import sys
@@ -57,20 +63,50 @@ def sentence(rng: random.Random, n: int) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(n))
 
 
+#: extra distinct words of tool results (``--vocab``): identifiers, as code has them
+VOCAB: list[str] = []
+
+
+def identifiers(n: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    return [f"{rng.choice(WORDS)}_{rng.getrandbits(40):x}" for _ in range(n)]
+
+
 def blob(rng: random.Random, size: int) -> str:
     lines = []
     total = 0
     i = 1
     while total < size:
         line = f"{i:4d}  {sentence(rng, 8)}"
+        if VOCAB:
+            line += " " + rng.choice(VOCAB)
         lines.append(line)
         total += len(line) + 1
         i += 1
     return "\n".join(lines)[:size]
 
 
+def _reversed_keys(v: object) -> object:
+    if isinstance(v, dict):
+        return {k: _reversed_keys(v[k]) for k in reversed(list(v))}
+    if isinstance(v, list):
+        return [_reversed_keys(x) for x in v]
+    return v
+
+
+def reshape(line: bytes, style: str) -> bytes:
+    """One encoded line in the given JSON style (``compact`` leaves it as ama wrote it)."""
+    if style == "compact":
+        return line
+    value = json.loads(line)
+    if style == "shuffled":
+        value = _reversed_keys(value)
+    return json.dumps(value).encode() + b"\n"
+
+
 class Writer:
-    def __init__(self, rng: random.Random, start_ms: int) -> None:
+    def __init__(self, rng: random.Random, start_ms: int, style: str = "compact") -> None:
+        self.style = style
         self.rng = rng
         self.ms = start_ms
         self.parent: str | None = None
@@ -81,7 +117,7 @@ class Writer:
         self.n += 1
         eid = f"{self.n:08x}"
         self.ms += self.rng.randint(200, 4000)
-        self.lines.append(encode_line(cls(eid, self.parent, iso(self.ms), **fields)))
+        self.lines.append(reshape(encode_line(cls(eid, self.parent, iso(self.ms), **fields)), self.style))
         self.parent = eid
 
 
@@ -140,11 +176,20 @@ def write_turn(w: Writer, calls: int, result_bytes: int, model) -> None:
         )
 
 
-def write_session(out: str, cwd: str, rng: random.Random, start_ms: int, turns: int, calls_per_turn: int, result_bytes: int) -> str:
+def write_session(
+    out: str,
+    cwd: str,
+    rng: random.Random,
+    start_ms: int,
+    turns: int,
+    calls_per_turn: int,
+    result_bytes: int,
+    style: str = "compact",
+) -> str:
     sid = str(uuid.UUID(int=rng.getrandbits(128)))
     model = rng.choice(MODELS)
     header = SessionHeader(version=3, id=sid, timestamp=iso(start_ms), cwd=cwd)
-    w = Writer(rng, start_ms)
+    w = Writer(rng, start_ms, style)
     w.add(ModelChangeEntry, provider=model[0], model_id=model[1])
     w.add(ThinkingLevelChangeEntry, thinking_level=rng.choice(["off", "low", "medium"]))
     for _ in range(turns):
@@ -152,7 +197,7 @@ def write_session(out: str, cwd: str, rng: random.Random, start_ms: int, turns: 
     path = new_session_path(out, cwd, sid, iso(start_ms))
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "wb") as f:
-        f.write(encode_line(header))
+        f.write(reshape(encode_line(header), style))
         f.writelines(w.lines)
     return path
 
@@ -169,14 +214,28 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--big", type=int, metavar="ENTRIES", help="write ONE session of about this many entries instead")
     ap.add_argument("--cwd", default=None, help="workspace of the generated sessions (default: /bench/project-<k>)")
+    ap.add_argument(
+        "--json",
+        choices=("compact", "spaced", "shuffled"),
+        default="compact",
+        help="line style: as ama writes (compact), as Python's json writes (spaced), spaced with reversed key order",
+    )
+    ap.add_argument(
+        "--vocab",
+        type=int,
+        default=0,
+        metavar="N",
+        help="add one of N distinct identifiers to every tool-result line (a vocabulary that grows like real code's)",
+    )
     args = ap.parse_args()
+    VOCAB[:] = identifiers(args.vocab, args.seed)
     rng = random.Random(args.seed)
     now = int(time.time() * 1000)
     t0 = time.perf_counter()
     if args.big:
         per_turn = 1 + 1 + 2 + 1  # user, assistant, 2 results, final assistant
         turns = max(1, args.big // per_turn)
-        path = write_session(args.out, args.cwd or "/bench/big", rng, now - 86400_000, turns, 2, args.result_bytes)
+        path = write_session(args.out, args.cwd or "/bench/big", rng, now - 86400_000, turns, 2, args.result_bytes, args.json)
         print(path)
         print(f"1 session, {os.path.getsize(path) / 1e6:.1f} MB, {time.perf_counter() - t0:.1f}s", file=sys.stderr)
         return 0
@@ -185,7 +244,7 @@ def main() -> int:
     for i in range(args.sessions):
         cwd = args.cwd or f"/bench/project-{i % args.projects}"
         start = now - rng.randint(0, args.days * 86400_000)
-        p = write_session(args.out, cwd, rng, start, args.turns, calls_per_turn, args.result_bytes)
+        p = write_session(args.out, cwd, rng, start, args.turns, calls_per_turn, args.result_bytes, args.json)
         total += os.path.getsize(p)
     print(f"{args.sessions} sessions, {total / 1e6:.1f} MB in {args.out} ({time.perf_counter() - t0:.1f}s)", file=sys.stderr)
     return 0

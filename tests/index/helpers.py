@@ -178,3 +178,30 @@ def ama(
 
 def ama_json(*args: str, **kw) -> Any:
     return json.loads(ama(*args, "--json", **kw).stdout)
+
+
+def _reversed_keys(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {k: _reversed_keys(v[k]) for k in reversed(list(v))}
+    if isinstance(v, list):
+        return [_reversed_keys(x) for x in v]
+    return v
+
+
+def restyle(sessions_dir: Path | str, style: str) -> None:
+    """Rewrite every session file's lines in another JSON layout, same values:
+    ``spaced`` as Python's ``json.dumps`` writes by default (``", "``, ``": "``, ``\\u``
+    escapes), ``shuffled`` spaced with every object's keys in reverse order.  Lines that
+    are not JSON stay as they are."""
+    for path in sorted(Path(sessions_dir).rglob("*.jsonl")):
+        out = []
+        for line in path.read_bytes().splitlines(keepends=True):
+            try:
+                value = json.loads(line)
+            except ValueError:
+                out.append(line)
+                continue
+            if style == "shuffled":
+                value = _reversed_keys(value)
+            out.append(json.dumps(value).encode() + b"\n")
+        path.write_bytes(b"".join(out))

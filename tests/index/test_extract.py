@@ -160,13 +160,17 @@ def test_the_prefilter_skips_only_lines_that_cannot_matter() -> None:
         b'\n{"type":"label","id":"a"',
         b'\n{"type":"custom","id":"a","parentId":"b","timestamp":"t","customType":"ama.todo","data":{}}',
         b'\n{"type":"leaf","targetId":"a"}',
+        # other key orders and Python's spacing, as long as the pairs before are plain scalars
+        b'\n{"id":"a","type":"label"}',
+        b'\n{"type":"message","message":{"role":"toolResult"},"id":"a"}',
+        b'\n{"type": "message", "id": "a", "parentId": null, "message": {"role": "toolResult"',
     ]
     keep = [
         b'\n{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"assistant"',
         b'\n{"type":"custom","id":"a","parentId":"b","timestamp":"t","customType":"ama.request","data":{}}',
         b'\n{"type":"custom","id":"a","parentId":"b","timestamp":"t","customType":"ama\\u002erequest","data":{}}',
-        b'\n{"id":"a","type":"label"}',
-        b'\n{"type":"message","message":{"role":"toolResult"},"id":"a"}',
+        b'\n{"id":{"a":1},"type":"label"}',  # a nested value before the type: parse it
+        b'\n{"message":{"role":"toolResult"},"type":"message"}',
         b"\n{broken",
     ]
     assert [bool(rel(x)) for x in skip] == [False] * len(skip)

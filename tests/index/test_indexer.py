@@ -227,3 +227,51 @@ def test_concurrent_first_use(sessions_dir: Path) -> None:
     assert reports[0] == reports[1] == reports[2] and reports[0]["requests"] == 80
     assert all(err == "" for _out, err in outs)
     assert rows("SELECT count(*) FROM files") == [(40,)]
+
+
+def test_the_vocabulary_table_holds_exactly_the_search_tables_terms(sessions_dir: Path) -> None:
+    """Terms are added per new document, never by rescanning the index: after a build and
+    after growth they are still exactly the search table's own vocabulary."""
+    tricky = (
+        "snake_case dotted.name path/to/file.py İstanbul ÉCOLE naïve e\u0301t\u00e9 東京タワー "
+        "a\u3000b c\u00a0d e\u2028f g\x1ch tab\there new\nline 🙂smile 42x £5 x²"
+    )
+    s = Builder(sessions_dir, "/p")
+    s.user(tricky, "2026-03-01T10:00:00.000Z")
+    s.assistant("2026-03-01T10:00:05.000Z", "Reply: " + tricky.upper(), tools=[("grep", {"pattern": "ÄÖÜ_ß"})])
+    db = D.connect()
+    try:
+        refresh(db, str(sessions_dir))
+
+        def vocab() -> tuple[set[str], set[str]]:
+            db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.v USING fts5vocab(main, fts, 'row')")
+            return {t for (t,) in db.execute("SELECT term FROM terms")}, {
+                t for (t,) in db.execute("SELECT term FROM temp.v")
+            }
+
+        terms, fts = vocab()
+        assert terms == fts and {"snake", "case", "dotted", "file", "🙂smile"} <= terms
+        s.result("2026-03-01T10:00:06.000Z", "grown: quux\u2003zork_frob")
+        assert refresh(db, str(sessions_dir)).scanned == 1
+        terms, fts = vocab()
+        assert terms == fts and {"quux", "zork", "frob", "grown"} <= terms
+    finally:
+        db.close()
+
+
+def test_a_build_stopped_before_its_vocabulary_still_finds_everything(sessions_dir: Path) -> None:
+    """A large update records its terms in one pass at its end; a build killed before
+    that leaves the mark set: search then reads the search table's own vocabulary, and
+    the next update completes the terms."""
+    s = Builder(sessions_dir, "/p")
+    s.user("the flux capacitor", "2026-03-01T10:00:00.000Z")
+    s.assistant("2026-03-01T10:00:05.000Z", "a reply")
+    ama("stats", "--all")  # builds the index
+    with sqlite3.connect(D.path()) as db:  # what a killed build leaves behind
+        db.execute("DELETE FROM terms")
+        db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('terms_dirty', '1')")
+    assert search("capacitor") == search("flux") and len(search("capacitor")) == 1
+    s.user("and the gigawatts", "2026-03-01T10:01:00.000Z")
+    assert search("gigawatt") and search("capacitor")
+    assert rows("SELECT value FROM meta WHERE key = 'terms_dirty'") == [("0",)]
+    assert {"flux", "capacitor", "gigawatts", "reply"} <= {t for (t,) in rows("SELECT term FROM terms")}

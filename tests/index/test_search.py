@@ -16,7 +16,7 @@ import pytest
 from ama.session.history import user_messages
 from ama.session.reader import read_session
 from tests.conftest import FIXTURES, ama_cmd
-from tests.index.helpers import Builder, ama
+from tests.index.helpers import Builder, ama, restyle
 
 PATTERNS = [
     "parser",
@@ -253,3 +253,15 @@ def test_the_parallel_scan_gives_the_same_hits(corpus: dict) -> None:
             "sessions", "search", pattern, "--all", "--json", "--limit", "50", "--no-cache", env=env
         ).stdout
         assert got == want, pattern
+
+
+@pytest.mark.parametrize("style", ["spaced", "shuffled"])
+def test_index_and_scan_agree_on_any_json_layout(corpus: dict, sessions_dir: Path, style: str) -> None:
+    """Other layouts of the same lines: the same entries are found (a tool call's arguments
+    are searched as stored, so only patterns that do not touch their layout compare)."""
+    layout_free = [p for p in PATTERNS if p not in ('"path"', "read {", "e", "Ünïcode")]
+    want = {p: refs(search(p, "--all")) for p in layout_free}
+    restyle(sessions_dir, style)
+    for pattern in PATTERNS:
+        search(pattern, "--all")  # asserts index == scan
+    assert {p: refs(search(p, "--all")) for p in layout_free} == want

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.index.helpers import Builder, ama, ama_json, usage
+from tests.index.helpers import Builder, ama, ama_json, restyle, usage
 
 UTC = {"TZ": "UTC"}
 
@@ -260,3 +260,45 @@ def test_the_parallel_scan_gives_the_same_report(corpus: dict) -> None:
     got = ama_json("stats", "--all", "--by", "model", "--no-cache", env={**UTC, "AMA_SCAN_WORKERS": "3"})
     want.pop("files"), got.pop("files")
     assert got == want
+
+
+@pytest.mark.parametrize("style", ["spaced", "shuffled"])
+def test_the_same_report_from_any_json_layout(corpus: dict, sessions_dir: Path, style: str) -> None:
+    """Python's spacing and another key order: the line prefilter and the typed fast paths
+    must give what compact lines give, through the index and the scan."""
+    want, _ = stats("--all", "--by", "model")
+    restyle(sessions_dir, style)
+    got, files = stats("--all", "--by", "model")
+    assert got == want
+    assert files["index"]["scanned"] == 4 and files["scan"]["scanned"] == 4
+
+
+def test_the_line_prefilter_skips_the_same_lines_in_python_spacing(corpus: dict, sessions_dir: Path) -> None:
+    from ama.index.facts import RELEVANT
+
+    compact = [line for p in sorted(sessions_dir.rglob("*.jsonl")) for line in p.read_bytes().splitlines()]
+    restyle(sessions_dir, "spaced")
+    spaced = [line for p in sorted(sessions_dir.rglob("*.jsonl")) for line in p.read_bytes().splitlines()]
+    assert len(compact) == len(spaced) and compact != spaced
+    verdicts = [bool(RELEVANT.match(b"\n" + line)) for line in compact]
+    assert verdicts == [bool(RELEVANT.match(b"\n" + line)) for line in spaced]
+    assert 0 < sum(verdicts) < len(verdicts)  # some lines skipped, some kept
+
+
+def test_the_prefilter_keeps_lines_it_cannot_prove_irrelevant() -> None:
+    from ama.index.facts import RELEVANT
+
+    skipped = [
+        b'{"type": "message", "id": "a", "parentId": null, "timestamp": "t", "message": {"role": "toolResult"}}',
+        b'{"id":"a","type":"label","label":"x"}',
+        b'{"type":"custom", "id":"a", "parentId":"b", "customType":"ama.todo","data":{}}',
+    ]
+    kept = [
+        # the role sits in a nested object, not in the entry's own message
+        b'{"type":"message","details":{"message":{"role":"toolResult"}},"message":{"role":"assistant"}}',
+        b'{"type":"message","id":"a\\"b","message":{"role":"toolResult"}}',  # an escape: parse it
+        b'{"type":"custom","id":"a","customType":"ama.request","data":{}}',
+        b'{"message":{"role":"toolResult"},"type":"message"}',  # another key order: parse it
+    ]
+    assert not any(RELEVANT.match(b"\n" + line) for line in skipped)
+    assert all(RELEVANT.match(b"\n" + line) for line in kept)

@@ -112,7 +112,7 @@ def sessions_show(args: argparse.Namespace) -> int:
     from ama.session.lineage import lineage_of
     from ama.session.meta import derive
     from ama.session.projection import project
-    from ama.session.reader import open_regular, parse_session
+    from ama.session.reader import map_fd, open_regular, parse_session
     from ama.session.shortid import short_session_ids
     from ama.session.tree import SessionTree
 
@@ -122,16 +122,15 @@ def sessions_show(args: argparse.Namespace) -> int:
     else:
         path = resolve(root, args.id, damaged=True).path
     try:
-        with open_regular(path) as f:
-            raw = f.read()
+        with open_regular(path) as f, map_fd(f.fileno()) as raw:
+            meta = derive(raw)  # what the catalog lists, from the same function
+            data = parse_session(raw, path=path)  # gives a mapped file's pages back as it goes
     except OSError as e:
         raise AmaError(
             "corrupt",
             f"cannot read session file {path}: {e.strerror or e}; 'ama sessions rm {path}' moves it to the trash",
             data={"path": path},
         ) from None
-    data = parse_session(raw, path=path)
-    meta = derive(raw)  # what the catalog lists, from the same function
     meta.task_status = settled_status(meta.task_status, path)
     tree = SessionTree(data.entries, data.leaf_id)
     branch_ids = set(tree.path_ids())

@@ -192,6 +192,7 @@ def _configure(db: sqlite3.Connection) -> None:
         raise IndexUnavailable(f"cannot switch the index to WAL mode (got {mode!r})")
     db.execute("PRAGMA foreign_keys = ON")
     db.execute("PRAGMA synchronous = NORMAL")
+    db.execute("PRAGMA temp_store = MEMORY")  # the build's vocabulary of new documents (update.py)
 
 
 def _migrate(db: sqlite3.Connection) -> None:

@@ -9,10 +9,19 @@ index stores with the file so that an appended file continues where it stopped.
 Lines that cannot matter are skipped without parsing: :data:`RELEVANT` matches the start
 of every line that is *not* positively known to be irrelevant from its first bytes
 (``{"type":"label"``, a ``toolResult`` message, a ``custom`` entry of another
-``customType``...).  ama and pi write ``type`` first and then ``id``, ``parentId``,
-``timestamp``; a line in any other shape is simply parsed.  The scan uses the pattern to
-find lines in a whole file, the index to test each line: both hand the same lines to
-:func:`handle`.
+``customType``...).  The pattern accepts any JSON whitespace between tokens (ama writes
+compact lines, Python's ``json`` writes ``", "`` and ``": "``) and any number of top-level
+pairs with plain scalar values (no escapes, no nesting) before ``type`` and between it and
+the key that decides (``message`` with its ``role`` first, or ``customType``): such pairs
+keep the match at the top level of the object, so a skipped line is irrelevant whatever
+else it holds.  A line in any other shape (another key order, an escape in an id) is
+simply parsed.  The scan uses the pattern to find lines in a whole file, the index to test
+each line: both hand the same lines to :func:`handle`.
+
+:func:`handle` decodes an assistant or user message line with a strictly typed shape when
+its first ``"role"`` says so (compact or with Python's one space, in any key order): a strict
+decode that succeeds gives exactly what the lenient shape gives, and one that fails (or a
+line in another shape) falls to the lenient shape.
 
 Cost is summed in integer units of 1e-10 USD so that sums do not depend on the order of
 additions (the index adds per appended chunk, a scan per file).
@@ -41,13 +50,27 @@ from ama.index.timeutil import Days, ts_ms
 from ama.session.external_usage import USAGE_RECORD, usage_row
 from ama.session.reader import DECODE_ERRORS
 
-_ID = rb'"id":"[^"\\\n]*","parentId":(?:null|"[^"\\\n]*"),"timestamp":"[^"\\\n]*",'
+_W = rb"[ \t\r]*+"  # JSON whitespace within a line
+_SCALAR = rb'(?:null|true|false|"[^"\\\n]*+"|-?[0-9][0-9.eE+-]*+)'
+
+
+def _pairs(but: bytes) -> bytes:
+    """Top-level ``"key": scalar,`` pairs (keys other than ``but``): matching only these
+    keeps the match at depth 1; possessive, so that nothing is tried twice."""
+    return rb'(?:' + _W + rb'"(?!' + but + rb'")[A-Za-z_]+"' + _W + rb":" + _W + _SCALAR + _W + rb",)*+"
+
+
+def _key(name: bytes) -> bytes:
+    return _W + b'"' + name + b'"' + _W + b":" + _W
+
+
 #: matches the newline before every line that may matter for stats
 RELEVANT = re.compile(
-    rb'\n(?!\{"type":"(?:'
-    rb'message",' + _ID + rb'"message":\{"role":"(?:toolResult|bashExecution|system|custom)"'
-    rb'|label"|session_info"|thinking_level_change"|custom_message"|leaf"'
-    rb'|custom",' + _ID + rb'"customType":"(?!ama\.request"|ama\.agent-usage")[^"\\\n]*"'
+    rb"\n(?!\{" + _pairs(b"type") + _key(b"type") + rb'"(?:'
+    rb'message"' + _W + rb"," + _pairs(b"message") + _key(b"message") + rb"\{" + _key(b"role")
+    + rb'"(?:toolResult|bashExecution|system|custom)"'
+    rb'|(?:label|session_info|thinking_level_change|custom_message|leaf)"'
+    rb'|custom"' + _W + rb"," + _pairs(b"customType") + _key(b"customType") + rb'"(?!ama\.request"|ama\.agent-usage")[^"\\\n]*"'
     rb"))"
 )
 
@@ -153,8 +176,7 @@ _sline = msgspec.json.Decoder(_SLine)
 _aline = msgspec.json.Decoder(_ALine)
 _uline = msgspec.json.Decoder(_ULine)
 _request = msgspec.json.Decoder(_Request)
-_ASSISTANT = b'"message":{"role":"assistant"'
-_USER = b'"message":{"role":"user"'
+_ROLE = b'"role":'  # the first one of a line (in ama's and Python's layout: the message's own)
 
 
 class StatsState(msgspec.Struct):
@@ -337,7 +359,12 @@ def _external(e: _SLine, f: Facts, days: Days) -> None:
 
 
 def handle(line: bytes, st: StatsState, f: Facts, days: Days) -> None:
-    if line.find(_ASSISTANT, 0, 300) > 0:
+    i = line.find(_ROLE)
+    if i > 0 and line[i + 7 : i + 8] == b" ":  # Python's json: '"role": "user"'
+        i += 1
+    if i < 0:
+        pass
+    elif line.startswith(b'"assistant"', i + 7):
         try:
             a = _aline.decode(line)
         except DECODE_ERRORS:
@@ -346,7 +373,7 @@ def handle(line: bytes, st: StatsState, f: Facts, days: Days) -> None:
             if a.type == "message":
                 _assistant_typed(a.timestamp, a.message, st, f, days)
                 return
-    elif line.find(_USER, 0, 300) > 0:
+    elif line.startswith(b'"user"', i + 7):
         try:
             u = _uline.decode(line)
         except DECODE_ERRORS:

@@ -400,9 +400,14 @@ def fts_query(db: sqlite3.Connection, pattern: Pattern) -> str | None:
     if pattern.keyword is None or not pattern.ascii or not pattern.tokens:
         return None
     groups = []
+    table = "terms"
+    dirty = db.execute("SELECT value FROM meta WHERE key = 'terms_dirty'").fetchone()
+    if dirty is not None and dirty[0] == "1":  # a build was stopped before its vocabulary (update.py)
+        db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_vocab USING fts5vocab(main, fts, 'row')")
+        table = "temp.fts_vocab"
     for tok in dict.fromkeys(pattern.tokens):
         rows = db.execute(
-            "SELECT term FROM terms WHERE instr(term, ?) OR (? AND instr(term, 'İ'))",
+            f"SELECT term FROM {table} WHERE instr(term, ?) OR (? AND instr(term, 'İ'))",
             (tok, "i" in tok),
         ).fetchall()
         terms = [t for (t,) in rows if tok in t.lower()]

@@ -23,7 +23,6 @@ from ama.index.timeutil import Days, tz_key
 from ama.session.summary import SessionSummary, summarize_bytes
 
 TAIL = 64
-BULK_DOCS = 20_000
 DEAD_LIMIT = 50_000
 COMMIT_BYTES = 32 << 20
 
@@ -75,6 +74,7 @@ def wipe(db: sqlite3.Connection) -> None:
     db.execute("INSERT INTO fts (fts) VALUES ('delete-all')")
     db.execute("DELETE FROM terms")
     _set_meta(db, "fts_dead", "0")
+    _set_meta(db, "terms_dirty", "0")
 
 
 def write(
@@ -108,7 +108,11 @@ def write(
             info.removed += 1
         bar = Progress(len(changed), sum(disk[p][0] for p in changed)) if progress else None
         days = Days()
-        texts: list[str] = []
+        # a large update (a build) leaves the vocabulary for one pass at its end
+        deferred = meta(db, "terms_dirty") == "1" or sum(disk[p][0] for p in changed) > COMMIT_BYTES
+        if deferred:
+            _set_meta(db, "terms_dirty", "1")
+        texts: list[str] | None = None if deferred else []
         pending = 0
         for p in changed:
             nbytes = _index_file(db, rid, p, days, texts)
@@ -119,11 +123,13 @@ def write(
                 bar.advance(disk[p][0])
             pending += nbytes
             if pending > COMMIT_BYTES:
-                _add_terms(db, texts)
                 db.execute("COMMIT")
                 db.execute("BEGIN IMMEDIATE")
-                texts, pending = [], 0
-        _add_terms(db, texts)
+                pending = 0
+        if texts is None:
+            _all_terms(db)
+        else:
+            _add_terms(db, texts)
         _set_meta(db, "generation", str(int(meta(db, "generation") or 0) + 1))
         db.execute("COMMIT")
         if bar is not None:
@@ -136,21 +142,31 @@ def write(
 
 
 def _add_terms(db: sqlite3.Connection, texts: list[str]) -> None:
-    """Record the search table's terms of newly added documents in ``terms`` (tokenized by
-    SQLite itself, so the two agree)."""
+    """Record the terms of a few newly added documents in ``terms`` (tokenized by SQLite
+    itself in a temporary contentless table, so that the two tables agree)."""
     if not texts:
         return
-    if len(texts) > BULK_DOCS:
-        db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_vocab USING fts5vocab(main, fts, 'row')")
-        db.execute("INSERT OR IGNORE INTO terms (term) SELECT term FROM temp.fts_vocab")
-        return
     db.execute(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.new_docs USING fts5(text, tokenize='unicode61 remove_diacritics 0')"
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.new_docs USING fts5(text, content='', detail=none,"
+        " tokenize='unicode61 remove_diacritics 0')"
     )
     db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.new_vocab USING fts5vocab(temp, new_docs, 'row')")
     db.executemany("INSERT INTO temp.new_docs (text) VALUES (?)", ((t,) for t in texts))
     db.execute("INSERT OR IGNORE INTO terms (term) SELECT term FROM temp.new_vocab")
-    db.execute("DELETE FROM temp.new_docs")
+    db.execute("INSERT INTO temp.new_docs (new_docs) VALUES ('delete-all')")
+
+
+def _all_terms(db: sqlite3.Connection) -> None:
+    """After a large update: the whole search table's vocabulary into ``terms``, once.
+
+    Reading the vocabulary costs time in proportion to the whole index, so doing it at
+    every intermediate commit made a build quadratic; tokenizing every new document a
+    second time costs as much as indexing it.  Until this runs (the ``terms_dirty`` mark is
+    committed with the first rows, so a build that was killed leaves it set), search takes
+    its terms from the search table itself (``search.fts_query``)."""
+    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_vocab USING fts5vocab(main, fts, 'row')")
+    db.execute("INSERT OR IGNORE INTO terms (term) SELECT term FROM temp.fts_vocab")
+    _set_meta(db, "terms_dirty", "0")
 
 
 def _drop(db: sqlite3.Connection, rid: int, path: str) -> None:
@@ -169,7 +185,7 @@ _ROW = (
 )
 
 
-def _index_file(db: sqlite3.Connection, rid: int, path: str, days: Days, texts: list[str]) -> int:
+def _index_file(db: sqlite3.Connection, rid: int, path: str, days: Days, texts: list[str] | None) -> int:
     """Read one changed file into the index; returns the bytes read."""
     row = db.execute(f"SELECT {_ROW} WHERE f.root_id = ? AND f.path = ?", (rid, path)).fetchone()
     try:
@@ -235,7 +251,8 @@ def _index_file(db: sqlite3.Connection, rid: int, path: str, days: Days, texts: 
             "INSERT INTO fts (rowid, text) VALUES (?, ?)",
             (((fid << 32) | (k << 1) | part, text) for k, part, _role, text in chunk.docs),
         )
-        texts.extend(text for _k, _p, _r, text in chunk.docs)
+        if texts is not None:
+            texts.extend(text for _k, _p, _r, text in chunk.docs)
     _write_facts(db, fid, chunk)
     turn = open_turn(state.stats)
     end = chunk.end

@@ -85,22 +85,21 @@ class Counts:
 
 def count(entries: list[AnyEntry]) -> Counts:
     c = Counts(entries=len(entries))
-    for e in entries:
-        if isinstance(e, MessageEntry):
-            c.messages += 1
-            m = e.message
-            if isinstance(m, UserMessage):
-                c.user += 1
-            elif isinstance(m, AssistantMessage):
-                c.assistant += 1
-            elif isinstance(m, ToolResultMessage):
-                c.tool_results += 1
-            elif isinstance(m, SystemMessage):
-                c.system += 1
-            else:
-                c.other_messages += 1
-            ms = iso_to_ms(e.timestamp)
-            if ms:
-                c.first_ms = c.first_ms or ms
-                c.last_ms = ms
+    messages = [e for e in entries if isinstance(e, MessageEntry)]
+    c.messages = len(messages)
+    for e in messages:
+        m = e.message
+        if isinstance(m, UserMessage):
+            c.user += 1
+        elif isinstance(m, AssistantMessage):
+            c.assistant += 1
+        elif isinstance(m, ToolResultMessage):
+            c.tool_results += 1
+        elif isinstance(m, SystemMessage):
+            c.system += 1
+        else:
+            c.other_messages += 1
+    # the first and the last message with a readable timestamp (no need to read the rest)
+    c.first_ms = next((ms for e in messages if (ms := iso_to_ms(e.timestamp))), 0)
+    c.last_ms = next((ms for e in reversed(messages) if (ms := iso_to_ms(e.timestamp))), 0)
     return c

@@ -12,10 +12,13 @@ are read best-effort and marked read-only.
 from __future__ import annotations
 
 import errno
+import mmap
 import os
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeAlias
 
 import msgspec
 
@@ -30,6 +33,11 @@ from ama.session.entries import (
     is_leaf_mark,
 )
 
+#: a file's bytes as the reader takes them: read, or a read-only map of the file
+Buffer: TypeAlias = "bytes | mmap.mmap"
+MAP_BYTES = 32 << 20  # files from this size are mapped, not read (map_fd)
+_DROP_BYTES = 8 << 20  # a mapped file's pages are given back in steps of this size
+
 _decoder = msgspec.json.Decoder(Line)
 _any_decoder = msgspec.json.Decoder()
 
@@ -39,7 +47,7 @@ DECODE_ERRORS: tuple[type[Exception], ...] = (msgspec.DecodeError, RecursionErro
 _NOT_JSON: Any = object()
 
 
-def decode_any(line: bytes) -> Any:
+def decode_any(line: bytes | memoryview) -> Any:
     """``line`` as plain JSON, or :data:`_NOT_JSON` when it is not exactly one JSON value
     (trailing bytes, invalid UTF-8, too deep, an integer out of range)."""
     try:
@@ -125,8 +133,52 @@ def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
 
 def read_session(path: str | os.PathLike[str], *, keep_raw: bool = False) -> SessionData:
     with open_regular(path) as f:
-        data = f.read()
-    return parse_session(data, path=os.fspath(path), keep_raw=keep_raw)
+        return parse_fd(f.fileno(), path=os.fspath(path), keep_raw=keep_raw)
+
+
+def parse_fd(fd: int, *, path: str | None = None, keep_raw: bool = False) -> SessionData:
+    """Parse the file open at ``fd`` (from its start, as it is now).  A large file is read
+    through a map of it whose pages are given back while it is parsed: the memory it takes
+    is about the entries' own, not the file's bytes on top of them."""
+    with map_fd(fd) as data:
+        return parse_session(data, path=path, keep_raw=keep_raw)
+
+
+@contextmanager
+def map_fd(fd: int) -> Iterator[Buffer]:
+    """The bytes of the file open at ``fd``: a read-only map when it is large (at least
+    :data:`MAP_BYTES`), else read at once.
+
+    The map covers the size the file has now; appends after it are not seen (as with a
+    read).  Session files are only ever appended to (``writer.py``): a file cut shorter
+    in place by another program while it is mapped would make reading its lost pages
+    fail (``SIGBUS``), which ama itself never does."""
+    size = os.fstat(fd).st_size
+    mm = None
+    if size >= MAP_BYTES:
+        try:
+            mm = mmap.mmap(fd, size, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):  # a file system that cannot map: read it
+            mm = None
+    if mm is None:
+        yield _read_fd(fd, size)
+        return
+    try:
+        yield mm
+    finally:
+        try:
+            mm.close()
+        except BufferError:  # a view is still held somewhere: the map goes with it
+            pass
+
+
+def _read_fd(fd: int, size: int) -> bytes:
+    data = os.pread(fd, max(size, 1 << 16), 0)
+    while True:
+        more = os.pread(fd, 1 << 20, len(data))
+        if not more:
+            return data
+        data += more
 
 
 def _migrate_message(raw: dict[str, Any]) -> dict[str, Any] | None:
@@ -137,7 +189,7 @@ def _migrate_message(raw: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def parse_session(data: bytes, *, path: str | None = None, keep_raw: bool = False) -> SessionData:
+def parse_session(data: Buffer, *, path: str | None = None, keep_raw: bool = False) -> SessionData:
     """Parse a session's bytes.  The cyclic garbage collector is paused while the (acyclic)
     entries are built and the survivors are frozen afterwards: scanning tens of thousands of
     new objects otherwise costs a third of the load time."""
@@ -153,11 +205,40 @@ def parse_session(data: bytes, *, path: str | None = None, keep_raw: bool = Fals
         gc.freeze()
 
 
-def _parse(data: bytes, *, path: str | None, keep_raw: bool) -> SessionData:
-    lines = data.split(b"\n")
-    tail_unterminated = bool(lines) and lines[-1] != b""
-    if not tail_unterminated:
-        lines.pop()  # the empty string after the final newline
+def _lines(data: Buffer, drop: bool) -> Iterator[memoryview]:
+    """The lines of ``data`` (without their newlines) as views: no copy of the file.  With
+    ``drop`` (``data`` is a read-only map of the file) the pages already read are given back
+    as the walk goes on, so that the file's bytes and the entries are not both resident."""
+    view = memoryview(data)
+    find = data.find
+    pos, n = 0, len(data)
+    dropped = 0
+    try:
+        while pos < n:
+            e = find(b"\n", pos)
+            if e < 0:
+                yield view[pos:]
+                return
+            yield view[pos:e]
+            pos = e + 1
+            if drop and pos - dropped >= _DROP_BYTES:
+                upto = pos - pos % mmap.PAGESIZE
+                data.madvise(mmap.MADV_DONTNEED, dropped, upto - dropped)  # type: ignore[union-attr]
+                dropped = upto
+    finally:
+        view.release()
+
+
+_BLANK = frozenset(b" \t\r\n\x0b\x0c")
+
+
+def _blank(line: memoryview) -> bool:
+    return not line or (line[0] in _BLANK and not bytes(line).strip())
+
+
+def _parse(data: Buffer, *, path: str | None, keep_raw: bool) -> SessionData:
+    tail_unterminated = bool(data) and data[-1:] != b"\n"
+    drop = isinstance(data, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED")
     out = SessionData(path=path, header=None, size=len(data))
     raws: list[bytes] | None = [] if keep_raw else None
     entries = out.entries
@@ -165,10 +246,12 @@ def _parse(data: bytes, *, path: str | None, keep_raw: bool) -> SessionData:
     leaf: str | None = None
     header_seen = False
     version = CURRENT_VERSION
-    last = len(lines) - 1
+    last = -1 if not tail_unterminated else data.rfind(b"\n") + 1  # offset of an unterminated last line
     v1_counter = 0
-    for n, line in enumerate(lines):
-        if not line.strip():
+    offset = 0
+    for n, line in enumerate(_lines(data, drop)):
+        start, offset = offset, offset + len(line) + 1
+        if _blank(line):
             continue
         obj: Any = None
         raw: Any = _NOT_JSON
@@ -182,7 +265,7 @@ def _parse(data: bytes, *, path: str | None, keep_raw: bool) -> SessionData:
         except DECODE_ERRORS:
             pass
         if raw is _NOT_JSON and obj is None:
-            if n == last and tail_unterminated:
+            if start == last:
                 out.partial_tail = True
             elif not header_seen:
                 header_seen = True
@@ -254,7 +337,7 @@ def _parse(data: bytes, *, path: str | None, keep_raw: bool) -> SessionData:
             leaf = obj.id
         entries.append(obj)
         if raws is not None:
-            raws.append(line)
+            raws.append(bytes(line))
     if not header_seen:
         out.header_error = "the file is empty"
     out.leaf_id = leaf

@@ -43,7 +43,7 @@ from ama.session.entries import (
 )
 from ama.session.layout import new_session_path
 from ama.session.projection import ProjectedContext, project
-from ama.session.reader import SessionData, parse_session, read_session
+from ama.session.reader import SessionData, parse_fd, read_session
 from ama.session.tree import SessionTree
 from ama.session.writer import SessionWriter
 
@@ -121,7 +121,7 @@ class Session:
         path = os.fspath(path)
         writer = SessionWriter.open(path)
         try:
-            data = parse_session(writer.read_all(), path=path)
+            data = parse_fd(writer.fd, path=path)
             reason = data.readonly_reason
             if reason is not None:
                 raise AmaError("readonly", f"cannot write to session {path}: {reason}")
