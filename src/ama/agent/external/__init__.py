@@ -69,6 +69,13 @@ async def run_external_task(
         if spec.confirm:
             asked, ok = await race(confirm_first_run(host, req, mode, note), cancel)
             if asked and not ok:
+                if getattr(host, "unattended", False):
+                    return failed(
+                        req,
+                        f"running {req.agent} needs its first-run confirmation and nobody can answer here"
+                        f" (unattended); set agents.external.agents[{req.agent!r}].confirm to false in the"
+                        " user config to run it without asking",
+                    )
                 return failed(req, f"running {req.agent} was declined")
         if cancel.is_set():
             return ExternalTaskResult("aborted", "", req.session_id, Usage().to_result(), "cancelled")

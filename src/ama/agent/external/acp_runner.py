@@ -122,6 +122,9 @@ async def _drive(
             ok, sid, options = await _open_session(conn, init, req, cancel)
             if not ok:
                 return result("aborted", turn, "cancelled before the agent started")
+            if spec.is_self:  # another ama: the parent's permission mode, so that it asks as this one would
+                step = "session/set_mode"
+                await _follow_mode(conn, sid, getattr(client.host, "permission_mode", None), options)
         turn.session_id = client.session_id = sid
         record_session(client.host, req, sid)
         if req.model and not spec.is_self:
@@ -200,6 +203,18 @@ async def _open_session(conn: Any, init: Any, req: ExternalTaskRequest, cancel: 
         raise _Refused(f"{req.agent} cannot continue a session (it offers neither session/load nor session/resume)")
     dumped = resp.model_dump(mode="json", by_alias=True, exclude_none=True) if resp is not None else {}
     return True, sid, list(dumped.get("configOptions") or [])
+
+
+async def _follow_mode(conn: Any, sid: str, mode: str | None, options: list[dict[str, Any]]) -> None:
+    """Set the child's session mode to ``mode`` when its mode option offers it."""
+    if not mode:
+        return
+    for opt in options:
+        if opt.get("category") == "mode" or opt.get("id") == "mode":
+            values = {o.get("value") for o in opt.get("options") or [] if isinstance(o, dict)}
+            if mode in values and opt.get("currentValue") != mode:
+                await conn.set_session_mode(session_id=sid, mode_id=mode)
+            return
 
 
 async def _set_model(conn: Any, sid: str, req: ExternalTaskRequest, options: list[dict[str, Any]]) -> None:

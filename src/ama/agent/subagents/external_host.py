@@ -48,6 +48,16 @@ class Host:
             info.turns = self.turn
             self.parent.emit(event("subagent_update", taskId=info.task_id, kind="turn", turn=self.turn))
 
+    @property
+    def permission_mode(self) -> str:
+        """The parent's mode: a child ama runs in it (docs/external-agents.md)."""
+        return str(self.parent.permissions.mode)
+
+    @property
+    def unattended(self) -> bool:
+        """Nobody can answer an ask (print mode, an SDK agent without an approver)."""
+        return self.parent.broker is None
+
     async def ask_permission(self, request: dict) -> str:
         """Ask the parent's broker; returns the chosen ``optionId`` ("" when denied/unanswered)."""
         from ama.permissions import Answer
