@@ -193,3 +193,15 @@ def test_context_pressure_is_reported_once_per_crossing(tmp_path: Path, ama_home
     assert pressure[1]["estimatedTurnsLeft"] < pressure[0]["estimatedTurnsLeft"]
     # compaction is off: the run ends at the window with the clear message
     assert res.exit_code != 0 and "compaction is off" in res.record.error_message
+
+
+def test_post_compact_state_points_at_the_running_tasks() -> None:
+    from types import SimpleNamespace
+
+    from ama.agent.compaction import _running_tasks
+
+    rows = [{"taskId": "t1", "status": "running", "agent": "explore", "description": "find it"},
+            {"taskId": "t2", "status": "completed", "agent": "general"}]  # fmt: skip
+    agent = SimpleNamespace(tasks=SimpleNamespace(view=lambda: rows))
+    assert _running_tasks(agent) == rows[:1]  # type: ignore[arg-type]
+    assert _running_tasks(SimpleNamespace(tasks=None)) == []  # type: ignore[arg-type]

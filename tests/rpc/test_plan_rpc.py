@@ -246,6 +246,7 @@ def test_approve_compact_compacts_then_executes_with_the_plan(tmp_path: Path, am
     assert kinds[comp + 1] == "ama.plan_approved" and kinds[comp + 2] == "message"  # then the execution turn
     summary = next(e for e in entries if e["type"] == "compaction")["summary"]
     assert "Todo list:" in summary and "Add `greet()` to hello.py" in summary  # the plan's steps survive
+    assert f"Active plan: {first['planId']} v1 (approved)" in summary  # and a pointer to the plan
     assert plan["status"] == "approved" and state["permissionMode"] == "auto-edit"
     assert [(t["planStep"], t["status"]) for t in todos] == [("1", "done"), ("2", "in_progress")]
     users = [m for m in msgs if m["role"] == "user"]

@@ -241,6 +241,25 @@ def _last_user_request(branch: list[AnyEntry]) -> str | None:
     return None
 
 
+def _active_plan(agent: AgentSession) -> Any:
+    """The latest plan on the branch when it is proposed or approved (docs/plan.md)."""
+    plans = getattr(agent, "plans", None)
+    try:
+        plan = plans.get() if plans is not None else None
+    except Exception:
+        return None
+    return plan if plan is not None and plan.status in ("proposed", "approved") else None
+
+
+def _running_tasks(agent: AgentSession) -> list[dict[str, Any]]:
+    tasks = getattr(agent, "tasks", None)
+    try:
+        rows = tasks.view() if tasks is not None else []
+    except Exception:
+        return []
+    return [t for t in rows if isinstance(t, dict) and t.get("status") == "running"]
+
+
 def post_compact_state(agent: AgentSession, read: list[str], modified: list[str]) -> str:
     from ama.tools.todo import current_items
 
@@ -261,6 +280,14 @@ def post_compact_state(agent: AgentSession, read: list[str], modified: list[str]
             lines.append(f"- {jid}: {cmd} (output: {out})")
     else:
         lines.append("Running background jobs: none")
+    plan = _active_plan(agent)
+    if plan is not None:  # a pointer, not the plan: its file and ama.plan entries hold it
+        where = f", file {plan.file_path}" if plan.file_path else ""
+        lines.append(f"Active plan: {plan.id} v{plan.version} ({plan.status}) {plan.title!r}{where}")
+    tasks = _running_tasks(agent)
+    if tasks:
+        lines.append("Running tasks:")
+        lines.extend(f"- {t.get('taskId')}: {t.get('agent')} — {t.get('description', '')}" for t in tasks)
     lines.append("Read a file again before relying on its content.")
     lines.append("</post-compact-state>")
     return "\n".join(lines)
