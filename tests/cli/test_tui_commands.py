@@ -22,7 +22,7 @@ def test_session_commands_and_shell_escape_through_a_pipe(tmp_path: Path, ama_ho
             [sys.executable, "-m", "ama", "--line", "--model", "slow/m"],
             cwd=ws,
             input="hello\n!echo shell-out; exit 3\nafter shell\n/cost\n/export md\n/export json out.json\n"
-            "/export json out.json\n/export pdf\n/compact keep it short\n/search hello\n\n/fork\n/archive\n/help\n/quit\n",
+            "/export json out.json\n/export pdf\n/compact keep it short\n/context\n/search hello\n\n/fork\n/archive\n/help\n/quit\n",
             capture_output=True,
             text=True,
             timeout=90,
@@ -41,6 +41,7 @@ def test_session_commands_and_shell_escape_through_a_pipe(tmp_path: Path, ama_ho
     assert "out.json already exists; ama never overwrites it" in out
     assert "error: /export format must be one of md, json, jsonl, not 'pdf'" in out
     assert "Compacted " in out and "(manual)" in out
+    assert "; `/context` shows the summary" in out and "latest compaction (1 on this branch)" in out
     assert "1 match(es) for 'hello'" in out and "that is this session" in out
     assert "continuing in the fork" in out and "archived session" in out
     assert "Keys:" in out and "/fork [ENTRY]" in out and "Esc Esc (idle)" in out

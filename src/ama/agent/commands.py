@@ -37,6 +37,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("export", "[md|json|jsonl] [FILE]", "write this session to a new file"),
     CommandSpec("cost", "", "tokens, cost and context use of this session"),
     CommandSpec("compact", "[FOCUS]", "summarize the older part of the conversation now"),
+    CommandSpec("context", "", "how full the context is, and the summary of the latest compaction"),
     CommandSpec("quit", "", "exit (also Ctrl-D, or Ctrl-C twice)", aliases=("exit",)),
 )
 

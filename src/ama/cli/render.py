@@ -322,6 +322,18 @@ class Renderer:
             from ama.agent.guard import guard_notice
 
             self.line(self.style(guard_notice(ev) or t, "33"))
+        elif t == "compaction_start" and ev.get("trigger") != "manual":  # /compact says it itself
+            why = "the context is near its limit" if ev.get("trigger") == "threshold" else "the request was too long"
+            self.line(self.style(f"compacting: {why}…", "2"))
+        elif t == "compaction_end":
+            from ama.agent.context_status import compaction_notice
+
+            if ev.get("aborted"):
+                self.line(self.style("compaction cancelled; the conversation is unchanged", "33"))
+            elif isinstance(ev.get("result"), dict):
+                self.line(self.style(compaction_notice(ev["result"]), "2"))
+            elif ev.get("error"):
+                self.line(self.style(f"compaction failed: {ev['error']}", "31"))
         elif t == "context_pressure":
             left = ev.get("estimatedTurnsLeft")
             turns = f", about {left} turns left" if isinstance(left, int) else ""

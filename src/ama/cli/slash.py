@@ -215,4 +215,5 @@ COMMANDS = {
     "export": ui_commands.cmd_export,
     "cost": ui_commands.cmd_cost,
     "compact": ui_commands.cmd_compact,
+    "context": ui_commands.cmd_context,
 }

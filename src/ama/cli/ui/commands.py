@@ -120,9 +120,40 @@ async def cmd_cost(app: Any, arg: str) -> None:
 
 
 async def cmd_compact(app: Any, arg: str) -> None:
-    """``/compact [FOCUS]``: summarize the older part of the conversation now."""
-    app.renderer.line(app.renderer.style("compacting…", "2"))
-    await app.agent.compact(arg or None)  # the renderer prints compaction_end's notice
+    """``/compact [FOCUS]``: summarize the older part of the conversation now; Esc (or
+    Ctrl-C) cancels it and leaves the session as it was."""
+    from ama.errors import AmaError
+
+    r = app.renderer
+    r.line(r.style("compacting… (Esc cancels)", "2"))
+    try:
+        with app.ui.watch(lambda _ctrl_c: app.agent.abort()):
+            await app.agent.compact(arg or None)  # the renderer prints compaction_end's notice
+    except AmaError as err:
+        if err.code == "busy":  # the rest ended in compaction_end, which the renderer showed
+            r.line(r.style(err.message, "31"))
+
+
+async def cmd_context(app: Any, arg: str) -> None:
+    """``/context``: the context's size and the latest compaction's summary on the branch."""
+    from ama.agent.context_status import context_status, short_tokens
+    from ama.session.entries import CompactionEntry
+
+    r = app.renderer
+    st = context_status(app.agent)
+    if st is None:
+        r.line("context: no model request yet")
+    else:
+        left = f", about {st.estimatedTurnsLeft} turns left" if st.estimatedTurnsLeft is not None else ""
+        r.line(f"context  {short_tokens(st.tokens)} of {short_tokens(st.contextWindow)} tokens ({st.percent:.0f}%){left}")
+    comps = [e for e in app.agent.session.branch() if isinstance(e, CompactionEntry)]
+    if not comps:
+        r.line("no compaction on this branch")
+        return
+    last = comps[-1]
+    r.line(r.style(f"latest compaction ({len(comps)} on this branch), {short_tokens(last.tokens_before)} tokens before:", "2"))
+    for line in (last.summary or "").splitlines():
+        r.line("  " + line)
 
 
 async def cmd_model_pick(app: Any) -> None:
