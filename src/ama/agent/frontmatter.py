@@ -141,3 +141,34 @@ def text_field(doc: Document, key: str, path: str) -> str | None:
 
 
 __all__ = ["Document", "FrontMatterError", "parse", "text_field"]
+
+
+#: the largest Markdown file with front matter ama reads (skills, agents, templates)
+MAX_FILE_BYTES = 256 * 1024
+
+
+def read_text_file(path: str, max_bytes: int = MAX_FILE_BYTES) -> str:
+    """The UTF-8 text of a small Markdown file (BOM dropped); ``InvalidArguments`` naming the
+    path when it cannot be read, is too big, is not UTF-8, or is not a regular file (a FIFO
+    would block the reader)."""
+    from ama.session.reader import open_regular
+
+    try:
+        with open_regular(path) as f:
+            raw = f.read(max_bytes + 1)
+    except OSError as e:
+        raise InvalidArguments(f"{path}: cannot read: {e.strerror or e}") from None
+    if len(raw) > max_bytes:
+        raise InvalidArguments(f"{path}: larger than {max_bytes // 1024} KiB")
+    try:
+        return raw.decode("utf-8").lstrip("\ufeff")
+    except UnicodeDecodeError as e:
+        raise InvalidArguments(f"{path}: not UTF-8 text (byte {e.start})") from None
+
+
+def parse_file(path: str, max_bytes: int = MAX_FILE_BYTES) -> Document:
+    """:func:`read_text_file` and :func:`parse`, requiring front matter."""
+    doc = parse(read_text_file(path, max_bytes), path)
+    if not doc.meta:
+        raise FrontMatterError(path, 1, "no front matter: start the file with ---, name: and description: lines")
+    return doc

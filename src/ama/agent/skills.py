@@ -19,7 +19,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from ama.agent.frontmatter import FrontMatterError, parse, text_field
+from ama.agent.frontmatter import FrontMatterError, parse_file, text_field
 from ama.errors import InvalidArguments
 
 NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -81,20 +81,7 @@ def check_name(name: str) -> str | None:
 def load_skill(path: str, scope: str) -> Skill:
     """One ``SKILL.md``; raises ``InvalidArguments`` with ``path:line: what``."""
     folder = os.path.basename(os.path.dirname(path))
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(MAX_BYTES + 1)
-    except OSError as e:
-        raise InvalidArguments(f"{path}: cannot read: {e.strerror or e}") from None
-    if len(raw) > MAX_BYTES:
-        raise InvalidArguments(f"{path}: larger than {MAX_BYTES // 1024} KiB")
-    try:
-        text = raw.decode("utf-8").lstrip("\ufeff")
-    except UnicodeDecodeError as e:
-        raise InvalidArguments(f"{path}: not UTF-8 text (byte {e.start})") from None
-    doc = parse(text, path)
-    if not doc.meta:
-        raise FrontMatterError(path, 1, "no front matter: start the file with ---, name: and description: lines")
+    doc = parse_file(path, MAX_BYTES)
     name = text_field(doc, "name", path)
     if name is None:
         raise FrontMatterError(path, 1, f"missing 'name' (use name: {folder})")

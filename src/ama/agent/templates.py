@@ -20,7 +20,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from ama.agent.frontmatter import FrontMatterError, parse, text_field
+from ama.agent.frontmatter import FrontMatterError, parse, read_text_file, text_field
 from ama.errors import InvalidArguments
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -83,17 +83,11 @@ def load_template(path: str, scope: str) -> PromptTemplate:
     """One template file; a malformed one comes back with ``error`` set (never raises)."""
     name = os.path.basename(path)[: -len(".md")]
     try:
-        with open(path, "rb") as f:
-            raw = f.read(MAX_BYTES + 1)
-        if len(raw) > MAX_BYTES:
-            return PromptTemplate(name, path, scope, error=f"{path}: larger than {MAX_BYTES // 1024} KiB")
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        return PromptTemplate(name, path, scope, error=f"{path}: not UTF-8 text (byte {e.start})")
-    except OSError as e:
-        return PromptTemplate(name, path, scope, error=f"{path}: cannot read: {e.strerror or e}")
+        text = read_text_file(path, MAX_BYTES)
+    except InvalidArguments as e:
+        return PromptTemplate(name, path, scope, error=e.message)
     try:
-        doc = parse(text.lstrip("\ufeff"), path)
+        doc = parse(text, path)
         description = text_field(doc, "description", path)
         hint = text_field(doc, "argument-hint", path) or ""
         model = text_field(doc, "model", path)

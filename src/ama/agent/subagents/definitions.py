@@ -18,7 +18,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from ama.agent.frontmatter import FrontMatterError, parse, text_field
+from ama.agent.frontmatter import FrontMatterError, parse_file, text_field
 from ama.errors import InvalidArguments
 
 NAME = re.compile(r"^[a-z0-9]+([-_][a-z0-9]+)*$")
@@ -137,20 +137,7 @@ def _tools(value: str | list[str] | None, path: str, line: int) -> tuple[str, ..
 
 def load_definition(path: str, scope: str) -> AgentDefinition:
     """One ``<name>.md``; raises ``InvalidArguments`` with ``path:line: what``."""
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(MAX_BYTES + 1)
-    except OSError as e:
-        raise InvalidArguments(f"{path}: cannot read: {e.strerror or e}") from None
-    if len(raw) > MAX_BYTES:
-        raise InvalidArguments(f"{path}: larger than {MAX_BYTES // 1024} KiB")
-    try:
-        text = raw.decode("utf-8").lstrip("\ufeff")
-    except UnicodeDecodeError as e:
-        raise InvalidArguments(f"{path}: not UTF-8 text (byte {e.start})") from None
-    doc = parse(text, path)
-    if not doc.meta:
-        raise FrontMatterError(path, 1, "no front matter: start the file with ---, name: and description: lines")
+    doc = parse_file(path, MAX_BYTES)
     stem = os.path.splitext(os.path.basename(path))[0]
     name = (text_field(doc, "name", path) or stem).strip()
     if not NAME.match(name):
