@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "skills": ("ama.cli.skills", "list the skills the agent finds (SKILL.md folders)"),
     "templates": ("ama.cli.templates", "list the prompt templates (/name slash commands)"),
     "plans": ("ama.cli.plans", "list, show and remove this project's plans (.ama/plans/)"),
+    "agents": ("ama.cli.agents", "list the agent types a task can run and the external agents"),
 }
 
 
