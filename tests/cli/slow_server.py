@@ -32,6 +32,8 @@ class SlowServer:
         self.turns = list(turns)
         self.requests: list[dict[str, Any]] = []
         self.released = threading.Event()
+        #: summary requests wait for :meth:`release` (a test cancels a compaction meanwhile)
+        self.hold_summaries = False
         srv = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -80,7 +82,7 @@ class SlowServer:
 
         try:
             if not body.get("tools"):
-                turn = Turn(["Summary: the user asked for things."])
+                turn = Turn(["Summary: ", "the user asked for things."], hold=self.hold_summaries)
             else:
                 turn = self.turns.pop(0) if self.turns else Turn(["(no more turns)"])
             for t in turn.thinking:

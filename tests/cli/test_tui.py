@@ -377,3 +377,29 @@ def test_output_while_the_input_is_shown_goes_above_it(ws: Path, ama_home: Path)
     finally:
         t.close()
         server.close()
+
+
+def test_esc_cancels_a_compaction_and_the_notice_follows_one(ws: Path, ama_home: Path) -> None:
+    t, server = start(ws, ama_home, [Turn(["one"]), Turn(["two"])])
+    server.hold_summaries = True
+    try:
+        t.wait("/help for commands")
+        for text, reply in (("first", "one"), ("second", "two")):
+            t.type(text)
+            t.keys("Enter")
+            t.wait(f"\n{reply}\n")
+            t.wait("shift-tab: mode", visible=True)
+        t.type("/compact")
+        t.keys("Enter")
+        t.wait("compacting… (Esc cancels)", visible=True)
+        t.keys("Escape")
+        t.wait("compaction cancelled; the conversation is unchanged", visible=True)
+        server.hold_summaries = False
+        server.release()
+        t.wait("shift-tab: mode", visible=True)
+        t.type("/compact")
+        t.keys("Enter")
+        t.wait("; `/context` shows the summary", visible=True)
+    finally:
+        t.close()
+        server.close()
