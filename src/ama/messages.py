@@ -113,7 +113,7 @@ class ToolResultMessage(msgspec.Struct, tag_field="role", tag="toolResult", **_o
 
 
 class BashExecutionMessage(msgspec.Struct, tag_field="role", tag="bashExecution", **_opts):
-    """pi's user-run shell command (``!cmd``); read, never written by ama."""
+    """A user-run shell command (``!cmd``): pi's record, which ama writes for its own ``!cmd`` too."""
 
     command: str = ""
     output: str = ""

@@ -33,7 +33,7 @@ def test_session_commands_and_shell_escape_through_a_pipe(tmp_path: Path, ama_ho
     out = p.stdout
     assert "shell-out\n(exit 3)" in out
     shell_note = json.dumps(server.requests[1]["messages"])  # the prompt after the !command
-    assert "echo shell-out; exit 3" in shell_note and "shell-out" in shell_note and "exit code 3" in shell_note
+    assert "Ran `echo shell-out; exit 3`" in shell_note and "shell-out" in shell_note and "exited with code 3" in shell_note
     assert "session cost: unknown" in out and "context: 0% of 100000 tokens" in out
     md = [f for f in ws.iterdir() if f.name.startswith("ama-") and f.suffix == ".md"]
     assert len(md) == 1 and "hello" in md[0].read_text()

@@ -10,6 +10,7 @@ import time
 from typing import Any
 
 from ama.errors import InvalidArguments
+from ama.messages import BashExecutionMessage
 
 EXPORT_FORMATS = ("md", "json", "jsonl")
 #: output of a ``!command`` kept for the model (the screen shows it all)
@@ -189,7 +190,14 @@ async def run_shell(app: Any, command: str) -> None:
         r.line(line)
     r.line(r.style(f"(exit {code})", "2" if code == 0 else "31"))
     kept = out if len(out) <= SHELL_NOTE_CHARS else out[-SHELL_NOTE_CHARS:]
-    a.session.append_custom("ama.shell", {"command": command, "exitCode": code, "output": kept})
-    a.pending_notes.append(
-        f"The user ran this shell command themselves (exit code {code}):\n$ {command}\n{kept.rstrip()}"
+    # pi's record of a user-run command: the next request shows it to the model ("Ran `cmd`",
+    # ai/convert.py), a resumed session still has it, and pi reads it as its own
+    a.session.append_message(
+        BashExecutionMessage(
+            command=command,
+            output=kept.rstrip("\n"),
+            exit_code=code,
+            truncated=len(out) > SHELL_NOTE_CHARS,
+            timestamp=int(time.time() * 1000),
+        )
     )
