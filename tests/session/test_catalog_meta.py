@@ -110,3 +110,11 @@ def test_derive_ignores_damage_and_other_key_orders() -> None:
     assert (m.error_count, m.pending_interaction, m.task_status) == (1, None, "completed")
     resolved = b'{"type":"custom","id":"b","customType":"ama.pending_approval","data":{"resolved":true}}\n'
     assert derive(data + resolved).pending_interaction is None
+
+
+def test_derive_counts_errors_in_any_json_spacing() -> None:
+    """Files written by Python's json (``", "`` and ``": "``) count their errors too."""
+    err = {"type": "message", "id": "a", "message": {"role": "assistant", "stopReason": "error"}}
+    quoted = {"type": "message", "id": "b", "message": {"role": "user", "content": 'said "stopReason": "error"'}}
+    data = b"".join(json.dumps(x).encode() + b"\n" for x in ({"type": "session", "id": "x", "cwd": "/"}, err, quoted, err))
+    assert derive(data).error_count == 2  # the one in a string is not an error

@@ -3,8 +3,8 @@
 One function, :func:`derive`, computes them from a file's bytes for every path that lists
 sessions: the catalog scan and the SQLite index both store what
 ``ama.session.summary.summarize_bytes`` returns, and that calls this.  It reads only the
-few lines that matter, found by byte patterns (compact JSON, as ama and pi write it) and
-then decoded whole (a pattern inside a string -- where quotes are escaped -- never matches,
+few lines that matter, found by byte patterns (any JSON spacing: compact as ama and pi write
+it, or spaced as Python's ``json`` does) and then decoded whole (a pattern inside a string -- where quotes are escaped -- never matches,
 and one in a tool call's arguments is told apart by the decoded line):
 
 * ``errorCount``: assistant messages with ``stopReason: "error"`` in the file (every
@@ -46,8 +46,8 @@ class _Line(msgspec.Struct, rename="camel"):
 
 
 _dec = msgspec.json.Decoder(_Line)
-#: as ama and pi write JSON (compact); other spellings are not counted, on every path alike
-_ERROR = b'"stopReason":"error"'
+#: any JSON spacing (compact as ama and pi write it, or Python's ``json`` default)
+_ERROR = re.compile(rb'"stopReason"\s*:\s*"error"')
 _MESSAGE = re.compile(rb'"type"\s*:\s*"message"')
 
 
@@ -101,8 +101,9 @@ def _last_message(data: bytes) -> _Msg | None:
 def derive(data: bytes) -> Meta:
     """The metadata of one session file's bytes (at most three passes of a byte search)."""
     out = Meta()
-    pos = data.find(_ERROR)
-    while pos >= 0:
+    m = _ERROR.search(data)
+    while m is not None:
+        pos = m.start()
         line_end = data.find(b"\n", pos)
         e = _decode(_line_around(data, pos))
         msg = e.message if e is not None and e.type == "message" else None
@@ -110,7 +111,7 @@ def derive(data: bytes) -> Meta:
             out.error_count += 1
         if line_end < 0:
             break
-        pos = data.find(_ERROR, line_end)
+        m = _ERROR.search(data, line_end)
     approval = _latest_custom(data, APPROVAL_TYPE)
     if isinstance(approval, dict) and not approval.get("resolved"):
         out.pending_interaction = "approval"
