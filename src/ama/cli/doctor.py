@@ -65,6 +65,8 @@ def section_index(args: argparse.Namespace) -> dict:
     """The session index: where it is, its size, and whether it matches the files."""
     from ama.index import db as D
     from ama.index.indexer import changes, disk_files, meta
+    from ama.index.rows import INDEX_FORMAT
+    from ama.index.timeutil import tz_key
 
     root = os.path.abspath(sessions_dir(args))
     path = D.path()
@@ -122,9 +124,12 @@ def section_index(args: argparse.Namespace) -> dict:
                 f"{invalid} file(s) with a damaged header (listed by ama sessions list --all)"
             )
         if stale or tz_changed:
-            why = (
-                "the time zone changed" if tz_changed else f"{stale} file(s) changed since they were indexed"
-            )
+            if not tz_changed:
+                why = f"{stale} file(s) changed since they were indexed"
+            elif meta(conn, "tz") != tz_key():
+                why = "the time zone changed"
+            else:
+                why = f"it has index format {meta(conn, 'format')}, this ama writes {INDEX_FORMAT}"
             out["lines"].append(f"not current: {why}; it is brought up to date on next use")
         else:
             out["lines"].append("current: matches the session files")
