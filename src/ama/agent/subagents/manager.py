@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import uuid
 from dataclasses import dataclass, field
@@ -67,6 +68,10 @@ class TaskManager:
         self._notify: set[asyncio.Task] = set()
         self._closing = False
         self.warnings: list[str] = []
+        #: children's usage (USD, tokens) made after the run that started them ended:
+        #: it counts against the parent's next run (docs/agents.md "Limits")
+        self._carry_cost = 0.0
+        self._carry_tokens = 0
 
     # --- wiring -------------------------------------------------------------------------
 
@@ -202,6 +207,7 @@ class TaskManager:
         limits = within_parent(self.caps.limits(), getattr(parent, "run_guard", None))
         from ama.agent.subagents.runner import ChildSpec  # the runner loads with the first task
 
+        origin = getattr(parent, "run_guard", None)  # the parent's run this task is part of
         spec = ChildSpec(
             info=info,
             definition=definition,
@@ -212,6 +218,7 @@ class TaskManager:
             session_file=(info.session_ref or {}).get("sessionFile") if continuing else None,
             worktree_cwd=info.cwd if worktree is not None or info.worktree else None,
             max_depth=self.caps.max_depth,
+            on_usage=functools.partial(self.charge, origin),
         )
         future = asyncio.ensure_future(self._run(spec, cancel, worktree))
         self._running[info.task_id] = Running(info, cancel, future)
@@ -271,10 +278,6 @@ class TaskManager:
         usage = outcome.usage or empty_usage()  # this run's
         info.usage = info.usage or empty_usage()  # the task's, over its continuations
         info.cost_usd = info.usage["cost"]["total"]
-        guard = getattr(parent, "run_guard", None)
-        if guard is not None and not info.background:  # the parent's budget pays for it
-            guard.cost += usage["cost"]["total"]
-            guard.tokens += sum(int(usage.get(k, 0)) for k in ("input", "output", "cacheRead", "cacheWrite"))
         info.output_file = self._write_output(info, outcome.text)
         if worktree is not None:
             try:
@@ -339,6 +342,31 @@ class TaskManager:
                 with contextlib.suppress(Exception):
                     await task
             return
+
+    # --- the parent's budget -----------------------------------------------------------
+
+    def charge(self, guard: Any, usage: dict[str, Any]) -> None:
+        """One child reply's usage: added to the parent's run that started the task while it
+        runs (its next check may stop it with ``limit_reached``), else to the next run."""
+        cost = float(usage["cost"]["total"])
+        tokens = sum(int(usage.get(k, 0)) for k in ("input", "output", "cacheRead", "cacheWrite"))
+        if guard is not None and guard.open:
+            guard.charge(cost, tokens)
+        else:
+            self._carry_cost += cost
+            self._carry_tokens += tokens
+
+    def bind_run(self, guard: Any) -> None:
+        """A run of the parent starts: the children's usage no earlier run could check counts here."""
+        if self._carry_cost or self._carry_tokens:
+            guard.charge(self._carry_cost, self._carry_tokens)
+            self._carry_cost, self._carry_tokens = 0.0, 0
+
+    def unbind_run(self, guard: Any) -> None:
+        """A run of the parent ended: what its children spent after its last check is carried."""
+        cost, tokens = guard.close()
+        self._carry_cost += cost
+        self._carry_tokens += tokens
 
     # --- parallel calls -----------------------------------------------------------------
 

@@ -47,6 +47,8 @@ class ChildSpec:
     #: the cwd of a worktree (None: the parent's cwd, sharing its checkpoints)
     worktree_cwd: str | None = None
     max_depth: int = 1
+    #: called with the usage of each child reply: the parent's budget pays for it
+    on_usage: Callable[[dict], None] | None = None
 
 
 @dataclass
@@ -181,7 +183,7 @@ async def run_child(
 ) -> ChildOutcome:
     """Build the child, run ``spec.prompt`` in it to the end (or ``cancel``), close it."""
     child = build_child(parent, spec)
-    relay = Relay(parent.emit, spec.info)
+    relay = Relay(parent.emit, spec.info, on_usage=spec.on_usage)
     unsubscribe = child.subscribe(relay)
     spec.info.session_ref = {"sessionId": child.session.id, "sessionFile": child.session.path} if child.session.path else None
     spec.info.model = child.model.ref
