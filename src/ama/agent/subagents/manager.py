@@ -13,6 +13,7 @@ import contextlib
 import functools
 import os
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -72,6 +73,9 @@ class TaskManager:
         #: it counts against the parent's next run (docs/agents.md "Limits")
         self._carry_cost = 0.0
         self._carry_tokens = 0
+        #: a front end that runs notification turns itself (the interactive UI,
+        #: cli/task_turns.py): called with the text, True when it took it
+        self.on_notification: Callable[[str], bool] | None = None
 
     # --- wiring -------------------------------------------------------------------------
 
@@ -326,6 +330,8 @@ class TaskManager:
         from ama.errors import Busy
 
         agent = self._parent()
+        if self.on_notification is not None and self.on_notification(text):
+            return
         while True:
             await agent.wait_idle()
             await asyncio.sleep(0)
