@@ -43,3 +43,55 @@ def test_a_notification_turn_runs_like_a_prompt_and_keeps_the_draft(tmp_path: Pa
         print(t.screen())
         t.close()
         server.close()
+
+
+def test_running_tasks_are_shown_live_and_tasks_id_opens_one(tmp_path: Path, ama_home: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / ".ama").mkdir(parents=True)
+    (ws / "a.txt").write_text("hello\n")
+    priced = {"usage": {"input": 10}}
+    child_turns = [
+        {"toolCalls": [{"name": "read", "arguments": {"path": "a.txt"}}], **priced},
+        {"toolCalls": [{"name": "ls", "arguments": {"path": "."}}], **priced},
+        {"text": "child done", "delayMs": 4000},
+        {"toolCalls": [{"name": "grep", "arguments": {"pattern": "hello"}}], **priced},
+        {"text": "fg done", "delayMs": 4000},
+    ]
+    child = write_script(tmp_path / "c.json", child_turns, mode="sequence", cost={"input": 1000})
+    (ws / ".ama" / "config.json").write_text(json.dumps({"tasks": {"exploreModel": child}}))
+
+    def call(description: str, background: bool) -> dict:
+        args = {"agent": "explore", "description": description, "prompt": "look", "background": background}
+        return {"toolCalls": [{"name": "task", "arguments": args}]}
+
+    parent = write_script(
+        tmp_path / "p.json", [call("look around", True), "started it", "noted", call("second look", False), "all done"], mode="sequence"
+    )
+    server = SlowServer([])
+    t = Tmux(ws, ama_home, server, "--model", parent)
+    try:
+        t.wait("/help for commands")
+        t.type("go")
+        t.keys("Enter")
+        t.wait("started it")
+        # at the input: the background task's row above the footer, with turns, cost, last action
+        screen = t.wait("[task:explore] look around · 3 turns · $0.0200 · ls .", visible=True)
+        assert "permissions default" in screen
+        task_id = screen.split("[task:explore] look around (background) · ")[1].split()[0]
+        t.type(f"/tasks {task_id[:6]}")
+        t.keys("Enter")
+        screen = t.wait(f"── [task:explore] look around · running · {task_id}")
+        assert "User: look" in screen and "ls" in screen.split(task_id)[-1]
+        t.wait("noted")  # the child ended: its notification turn ran
+        t.wait_gone("$0.0200 · ls .")
+        # a foreground task: its row under the spinner while the parent's run waits for it
+        t.type("fg")
+        t.keys("Enter")
+        screen = t.wait("[task:explore] second look · 2 turns · $0.0100 · grep hello", visible=True)
+        assert "Working…" in screen
+        t.wait("all done")
+        t.wait_gone("$0.0100 · grep hello")
+    finally:
+        print(t.screen())
+        t.close()
+        server.close()

@@ -97,7 +97,10 @@ class Interactive:
 
         if self.agent is None:
             return ""
-        return footer(self.agent, self._context_percent, self._cost)
+        from ama.cli.tasks_view import running_lines
+
+        rows = running_lines(self.agent)  # one row per running task, above the footer
+        return "\n ".join([*rows, footer(self.agent, self._context_percent, self._cost)])
 
     def _refresh_footer(self) -> None:
         from ama.cli.ui.status import context_percent, session_cost

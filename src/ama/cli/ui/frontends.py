@@ -225,6 +225,12 @@ class FullUI:
         app.exit(result="")
         return text
 
+    def refresh(self) -> None:
+        """Draw the input and its footer again (e.g. a running task's line changed)."""
+        app = self.session.app
+        if app.is_running:
+            app.invalidate()
+
     async def pick(self, items: list[str], **kw: Any) -> int | None:
         from ama.cli.ui.picker import pick_full
 
