@@ -99,3 +99,23 @@ async def test_usage_after_the_parent_run_ended_counts_against_its_next_run(tmp_
     assistant = [e["message"] for e in of(events, "message_end") if e["message"]["role"] == "assistant"]
     assert "never" not in [m["content"][0].get("text") for m in assistant if m["content"]]
     assert of(events, "agent_settled")[-1].get("warning") == "limit_reached"
+
+
+@sync
+async def test_a_grandchilds_cost_counts_against_every_ancestor(tmp_path: Path, ama_home: Path) -> None:
+    import json
+
+    (ama_home / "config.json").write_text(json.dumps({"tasks": {"maxDepth": 2}}))
+    pricey = {"toolCalls": [{"name": "ls", "arguments": {}}], "usage": {"input": 1}}
+    ws, _ = setup(tmp_path, [pricey, {"text": "found", "usage": {"input": 1}}], cost=PRICE)
+    mid = write_script(tmp_path / "mid.json", [task_call(agent="explore", description="deeper"), "child relayed it"], mode="sequence")
+    parent = write_script(tmp_path / "p.json", [task_call(agent="general", model=mid), "more", "never"], mode="sequence")
+    agent, events = await make_agent(ws, parent, limits=Limits(max_cost=1.5))
+    try:
+        r = await agent.prompt("go")
+    finally:
+        await agent.close()
+    # the child's own replies are free: only its child's $2 can have reached the parent
+    child = agent.tasks.registry.view()[0]
+    assert child["status"] == "max_turns" and child["limit"]["kind"] == "cost"
+    assert r.record.limit == {"kind": "cost", "value": 2.0, "limit": 1.5}

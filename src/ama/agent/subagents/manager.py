@@ -76,6 +76,9 @@ class TaskManager:
         #: a front end that runs notification turns itself (the interactive UI,
         #: cli/task_turns.py): called with the text, True when it took it
         self.on_notification: Callable[[str], bool] | None = None
+        #: a child session's manager: its children's usage also counts against the
+        #: grandparent's run (set by runner.build_child)
+        self.upstream: Callable[[dict[str, Any]], None] | None = None
 
     # --- wiring -------------------------------------------------------------------------
 
@@ -361,6 +364,8 @@ class TaskManager:
         else:
             self._carry_cost += cost
             self._carry_tokens += tokens
+        if self.upstream is not None:  # a grandchild: every ancestor's budget pays
+            self.upstream(usage)
 
     def bind_run(self, guard: Any) -> None:
         """A run of the parent starts: the children's usage no earlier run could check counts here."""

@@ -150,6 +150,8 @@ def build_child(parent: AgentSession, spec: ChildSpec) -> AgentSession:
     if spec.depth >= spec.max_depth:
         keep = [n for n in keep if n not in ("task", "task_ctl")]
     child.set_active_tools(keep)
+    if child.tasks is not None:  # its own children count against this task's parent too
+        child.tasks.upstream = spec.on_usage  # type: ignore[attr-defined]
     # one broker, one lock: asks of parallel children and the parent come one at a time
     child._approval_lock = parent._approval_lock
     child.approval_context = {"depth": spec.depth, "taskId": spec.info.task_id}
