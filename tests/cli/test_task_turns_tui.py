@@ -95,3 +95,50 @@ def test_running_tasks_are_shown_live_and_tasks_id_opens_one(tmp_path: Path, ama
         print(t.screen())
         t.close()
         server.close()
+
+
+def test_line_mode_runs_the_notification_turn_and_keeps_reading(tmp_path: Path, ama_home: Path) -> None:
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    ws = tmp_path / "ws"
+    (ws / ".ama").mkdir(parents=True)
+    child = write_script(tmp_path / "c.json", [{"text": "bg result", "delayMs": 1000}], mode="sequence")
+    (ws / ".ama" / "config.json").write_text(json.dumps({"tasks": {"exploreModel": child}}))
+    call = {"name": "task", "arguments": {"agent": "explore", "description": "look around", "prompt": "look", "background": True}}
+    parent = write_script(tmp_path / "p.json", [{"toolCalls": [call]}, "started it", "saw the result", "answered next"], mode="sequence")
+    p = subprocess.Popen(
+        [sys.executable, "-m", "ama", "--line", "--model", parent], cwd=ws, text=True,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    out: list[str] = []
+    reader = threading.Thread(target=lambda: out.extend(iter(p.stdout.readline, "")), daemon=True)  # type: ignore[union-attr]
+    reader.start()
+
+    def wait(text: str) -> None:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if text in "".join(out):
+                return
+            time.sleep(0.05)
+        raise AssertionError(f"{text!r} did not appear:\n{''.join(out)}")
+
+    try:
+        assert p.stdin is not None
+        p.stdin.write("go\n")
+        p.stdin.flush()
+        wait("started it")
+        wait("saw the result")  # the notification turn ran while the input was waiting
+        p.stdin.write("next\n")  # read by the same pending line read
+        p.stdin.flush()
+        wait("answered next")
+        p.stdin.close()
+        assert p.wait(timeout=30) == 0
+    finally:
+        if p.poll() is None:
+            p.kill()
+    text = "".join(out)
+    assert "ended completed: reporting to the model" in text
+    assert text.index("reporting to the model") < text.index("saw the result") < text.index("answered next")
