@@ -339,7 +339,8 @@ class Interactive:
                 self.renderer.line(f"> {first}")
                 await self.run_prompt(first)
             while not self.quit:
-                note = self.task_turns.take(self.agent)
+                queued = getattr(self.ui, "submit_draft", False) and self.draft.strip()
+                note = None if queued else self.task_turns.take(self.agent)  # a queued prompt goes first
                 if note is not None:  # a background task ended: its turn runs like a prompt
                     await self.agent.wait_idle()
                     self.renderer.line(self.renderer.style(banner(note), "2;36"))

@@ -47,6 +47,7 @@ def event_line(agent: Any, ev: dict[str, Any]) -> str | None:
 
 def attach(app: Any, agent: Any) -> None:
     if getattr(agent, "tasks", None) is None:
+        app.renderer.extra_lines = None
         return
 
     def on_event(ev: dict[str, Any]) -> None:

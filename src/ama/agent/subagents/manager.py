@@ -285,6 +285,8 @@ class TaskManager:
         usage = outcome.usage or empty_usage()  # this run's
         info.usage = info.usage or empty_usage()  # the task's, over its continuations
         info.cost_usd = info.usage["cost"]["total"]
+        if info.runner != "ama" and spec.on_usage is not None and outcome.usage:
+            spec.on_usage(usage)  # an external runner reports its usage at the end only
         info.output_file = self._write_output(info, outcome.text)
         if worktree is not None:
             try:
