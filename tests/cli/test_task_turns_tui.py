@@ -142,3 +142,29 @@ def test_line_mode_runs_the_notification_turn_and_keeps_reading(tmp_path: Path, 
     text = "".join(out)
     assert "ended completed: reporting to the model" in text
     assert text.index("reporting to the model") < text.index("saw the result") < text.index("answered next")
+
+
+def test_a_prompt_queued_during_a_run_goes_before_a_pending_notification(tmp_path: Path, ama_home: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / ".ama").mkdir(parents=True)
+    child = write_script(tmp_path / "c.json", [{"text": "bg result", "delayMs": 500}], mode="sequence")
+    (ws / ".ama" / "config.json").write_text(json.dumps({"tasks": {"exploreModel": child}}))
+    call = {"name": "task", "arguments": {"agent": "explore", "description": "look around", "prompt": "look", "background": True}}
+    slow = {"text": "streaming slowly " * 6, "chunkSize": 6, "delayMs": 250}
+    parent = write_script(tmp_path / "p.json", [{"toolCalls": [call]}, slow, "answered queued", "saw the note"], mode="sequence")
+    server = SlowServer([])
+    t = Tmux(ws, ama_home, server, "--model", parent)
+    try:
+        t.wait("/help for commands")
+        t.type("go")
+        t.keys("Enter")
+        t.wait("[task:explore] completed")  # the task ended while the reply still streams
+        t.type("queued")
+        t.keys("Enter")
+        t.wait("(queued: sent when this reply ends)", visible=True)
+        screen = t.wait("saw the note")
+        assert screen.index("answered queued") < screen.index("reporting to the model") < screen.index("saw the note")
+    finally:
+        print(t.screen())
+        t.close()
+        server.close()
