@@ -6,9 +6,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.agent.helpers import write_script
+from tests.agent.helpers import write_script as write_file
 from tests.cli.slow_server import SlowServer
 from tests.cli.tui import Tmux
+
+
+def write_script(path: Path, turns: list, **extra: object) -> str:
+    """A script in the workspace, named relative to it: the footer stays short enough to
+    show ``permissions MODE`` however long the temporary directory's name is."""
+    ws = path.parent / "ws"
+    ws.mkdir(exist_ok=True)
+    write_file(ws / path.name, turns, **extra)
+    return f"scripted/{path.name}"
 
 
 def test_a_notification_turn_runs_like_a_prompt_and_keeps_the_draft(tmp_path: Path, ama_home: Path) -> None:
