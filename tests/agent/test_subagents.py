@@ -594,6 +594,7 @@ async def test_external_runner_seam_host_updates_asks_and_records(tmp_path: Path
     assert [u["kind"] for u in of(events, "subagent_update")] == ["tool"]
     end = of(events, "subagent_end")[0]
     assert end["status"] == "completed" and end["usage"]["input"] == 7 and end["usage"]["cost"]["total"] == 0.5
+    assert agent.run_guard.cost == 0.5 and agent.run_guard.tokens == 10  # the parent's budget paid for it
     assert text_of(tool_result(events)).startswith("external done")
     customs = [e.custom_type for e in read_session(agent.session.path).entries if getattr(e, "type", "") == "custom"]
     assert "ama.agent-session" in customs

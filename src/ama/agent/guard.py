@@ -137,6 +137,11 @@ class RunGuard:
     calls: dict[str, int] = field(default_factory=dict)
     #: set when the wall-time timer fired (the run was interrupted by the budget, not the user)
     wall_time_expired: bool = False
+    #: False once the run ended: sub-agents' usage then counts against the next run
+    open: bool = True
+    #: sub-agents' usage charged since the last check (carried over if the run ends first)
+    unchecked_cost: float = 0.0
+    unchecked_tokens: int = 0
 
     def __post_init__(self) -> None:
         self.started = self.clock()
@@ -155,6 +160,21 @@ class RunGuard:
             total = sum(int(getattr(usage, k, 0) or 0) for k in ("input", "output", "cache_read", "cache_write"))
         self.tokens += total
 
+    def charge(self, cost: float, tokens: int) -> None:
+        """Usage made outside the run's own model calls (a sub-agent's request): it counts
+        against the budget at the next check."""
+        self.cost += cost
+        self.tokens += tokens
+        self.unchecked_cost += cost
+        self.unchecked_tokens += tokens
+
+    def close(self) -> tuple[float, int]:
+        """The run ended: returns the charged usage no check has seen (it belongs to the next run)."""
+        self.open = False
+        left = (self.unchecked_cost, self.unchecked_tokens)
+        self.unchecked_cost, self.unchecked_tokens = 0.0, 0
+        return left
+
     def elapsed(self) -> float:
         return self.clock() - self.started
 
@@ -163,6 +183,7 @@ class RunGuard:
 
     def exceeded(self) -> LimitHit | None:
         """The first limit reached (checked before each model call), else None."""
+        self.unchecked_cost, self.unchecked_tokens = 0.0, 0  # this check sees every charge so far
         for kind in KINDS:
             limit = self.limits.limit_for(kind)
             if limit is None:

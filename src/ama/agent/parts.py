@@ -125,6 +125,10 @@ class Tasks(Protocol):
 
     async def close(self) -> None: ...
 
+    def bind_run(self, guard: Any) -> None: ...
+
+    def unbind_run(self, guard: Any) -> None: ...
+
 
 @dataclass
 class AgentParts:

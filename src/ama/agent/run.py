@@ -240,6 +240,8 @@ async def run_loop(agent: AgentSession, record: RunRecord, limits: Limits | None
     warning: str | None = None
     guard = RunGuard(agent.limits.over(limits))
     agent.run_guard = guard  # task sub-agents count against it (agent/subagents/caps.py)
+    if agent.tasks is not None:  # sub-agents' usage left over from an ended run counts here
+        agent.tasks.bind_run(guard)
     timer = _wall_timer(agent, guard)
     try:
         while True:
@@ -335,6 +337,8 @@ async def run_loop(agent: AgentSession, record: RunRecord, limits: Limits | None
     finally:
         if timer is not None:
             timer.cancel()
+        if agent.tasks is not None:
+            agent.tasks.unbind_run(guard)
     if record.status == "CANCELLED":
         agent.session.append_custom_message("ama.aborted", ABORTED_NOTE, display=False)
     return RunResult(record, last, warning)

@@ -19,6 +19,7 @@ import time
 from typing import Any
 
 from ama.cli.render import Renderer
+from ama.cli.task_turns import NoteArrived, TaskTurns, banner
 from ama.cli.ui.approvals import UiBroker
 from ama.cli.ui.frontends import FullUI, LineUI
 from ama.errors import AmaError
@@ -78,6 +79,7 @@ class Interactive:
         self._context_percent: float | None = None
         self._cost: float | None = None
         self._started_mode = "default"
+        self.task_turns = TaskTurns()  # background tasks' notification turns (cli/task_turns.py)
 
     def _commands(self) -> list[tuple[str, str]]:
         """(name, description) of every slash command, templates and skills included."""
@@ -95,7 +97,10 @@ class Interactive:
 
         if self.agent is None:
             return ""
-        return footer(self.agent, self._context_percent, self._cost)
+        from ama.cli.tasks_view import running_lines
+
+        rows = running_lines(self.agent)  # one row per running task, above the footer
+        return "\n ".join([*rows, footer(self.agent, self._context_percent, self._cost)])
 
     def _refresh_footer(self) -> None:
         from ama.cli.ui.status import context_percent, session_cost
@@ -132,6 +137,7 @@ class Interactive:
         from ama.cli import tasks_view
 
         tasks_view.attach(self, agent)  # [task:<agent>] lines, Ctrl-B (cli/tasks_view.py)
+        self.task_turns.attach(agent)
         broker.agent = agent
         self.agent = agent
         self._started_mode = agent.permissions.mode
@@ -234,16 +240,19 @@ class Interactive:
             self.renderer.line(self.renderer.style("attached: " + ", ".join(attached), "2"))
         await self.run_prompt(full)
 
-    async def run_prompt(self, text: str, images: list | None = None) -> None:
+    async def run_prompt(self, text: str, images: list | None = None, origin: str | None = None) -> None:
         start = len(self.assistants)
         try:
-            task = self.agent.start(text, images or None)
+            task = self.agent.start(text, images or None, origin=origin)
         except AmaError as err:
             self.renderer.line(self.renderer.style(f"error: {err.message}", "31"))
             return
         self.renderer.start_status()
         try:
             with self.ui.watch(self._on_key_interrupt):
+                if self.draft and self.ui.full:  # a draft kept from the input: go on typing it
+                    self.ui.typeahead, self.draft = self.draft, ""
+                    self.renderer.typeahead = self.ui.typeahead
                 try:
                     result = await task
                 except AmaError as err:
@@ -259,7 +268,8 @@ class Interactive:
         r = self.renderer
         if result.record.status == "CANCELLED":
             r.line(r.style("interrupted", "33"))
-            await self._restore_on_cancel(text)
+            if origin is None:
+                await self._restore_on_cancel(text)
         elif result.record.status == "FAILED":
             r.line(r.style(f"failed: {result.record.error_message or result.record.terminal_reason}", "31"))
         r.line(r.style(r.usage_line(self.assistants[start:]), "2"))
@@ -329,6 +339,13 @@ class Interactive:
                 self.renderer.line(f"> {first}")
                 await self.run_prompt(first)
             while not self.quit:
+                queued = getattr(self.ui, "submit_draft", False) and self.draft.strip()
+                note = None if queued else self.task_turns.take(self.agent)  # a queued prompt goes first
+                if note is not None:  # a background task ended: its turn runs like a prompt
+                    await self.agent.wait_idle()
+                    self.renderer.line(self.renderer.style(banner(note), "2;36"))
+                    await self.run_prompt(note, origin="task")
+                    continue
                 try:
                     draft, self.draft = self.draft, ""
                     self._refresh_footer()
@@ -337,7 +354,10 @@ class Interactive:
                         self.renderer.line(f"> {draft}")
                         text = draft
                     else:
-                        text = await self.ui.read("> ", draft)
+                        text = await self.task_turns.read(self.ui, "> ", draft)
+                except NoteArrived as arrived:  # what was typed waits as the draft
+                    self.draft = arrived.draft
+                    continue
                 except KeyboardInterrupt:
                     now = time.monotonic()
                     if now - self.last_interrupt < QUIT_WINDOW_S:

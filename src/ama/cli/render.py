@@ -122,6 +122,8 @@ class Renderer:
         self.suspended = False
         self.thinking_full = False  # Ctrl-T: finished thinking kept in full, not collapsed
         self.prompt_active = False  # the full UI's input is on screen (set by FullUI.read)
+        #: more rows under the spinner line (the running tasks: cli/tasks_view.py)
+        self.extra_lines: Any = None
         self._ticker: Any = None
         self._partial_src = ""
         self._partial_lines: list[str] = []
@@ -221,6 +223,8 @@ class Renderer:
             lines += self._partial_lines
         if self.status is not None:
             lines.append(self.style(self.status.line(), "36"))
+            if self.extra_lines is not None:
+                lines += [self.style(t, "2;36") for t in self.extra_lines()]
         if self.typeahead:
             lines.append(self.style("> ", "2") + self.typeahead.replace("\n", "⏎"))
         return lines

@@ -1,7 +1,9 @@
 """Task sub-agents in the interactive modes: live ``[task:<agent>]`` lines and ``/tasks``.
 
 ``attach(app, agent)`` prints each task's start, its tool calls, its end (status, turns, cost)
-and labels a sub-agent's approval request with ``[task:<agent>]``.  ``/tasks`` lists the
+and labels a sub-agent's approval request with ``[task:<agent>]``.  While tasks run, one row
+each (``running_lines``: description, turns, cost, last action) is shown under the spinner
+during a run and above the footer at the input, redrawn at every ``subagent_*`` event.  ``/tasks`` lists the
 session's tasks (status, last action, turns, cost); ``/tasks ID`` (a prefix is enough) shows
 that task's session read-only; ``/tasks stop ID`` stops a running one.  docs/agents.md.
 """
@@ -45,6 +47,7 @@ def event_line(agent: Any, ev: dict[str, Any]) -> str | None:
 
 def attach(app: Any, agent: Any) -> None:
     if getattr(agent, "tasks", None) is None:
+        app.renderer.extra_lines = None
         return
 
     def on_event(ev: dict[str, Any]) -> None:
@@ -52,8 +55,14 @@ def attach(app: Any, agent: Any) -> None:
         if text is not None:
             color = "33" if ev.get("type") == "permission_request" else "2;36"
             app.renderer.line(app.renderer.style(text, color))
+        if str(ev.get("type", "")).startswith("subagent_"):  # the rows of running tasks changed
+            app.renderer.redraw()
+            refresh = getattr(getattr(app, "ui", None), "refresh", None)
+            if callable(refresh):
+                refresh()
 
     agent.subscribe(on_event)
+    app.renderer.extra_lines = lambda: running_lines(agent)
 
     def to_background() -> None:
         moved = agent.tasks.to_background()
@@ -62,6 +71,28 @@ def attach(app: Any, agent: Any) -> None:
 
     if hasattr(app, "ui") and hasattr(app.ui, "on_ctrl_b"):
         app.ui.on_ctrl_b = to_background
+
+
+def running_lines(agent: Any, width: int | None = None) -> list[str]:
+    """One row per running task: ``[task:<agent>] <description> · N turns · $cost · <last action>``."""
+    tasks = getattr(agent, "tasks", None)
+    if tasks is None:
+        return []
+    if width is None:
+        import shutil
+
+        width = shutil.get_terminal_size((100, 40)).columns - 2
+    out = []
+    for t in tasks.registry.tasks.values():
+        if t.status != "running":
+            continue
+        parts = [f"{label(t.agent)} {t.description or t.task_id}", f"{t.turns or 0} turns"]
+        if t.cost_usd is not None:
+            parts.append(f"${t.cost_usd:.4f}")
+        parts.append(t.last_action or "starting")
+        row = " · ".join(parts)
+        out.append(row if len(row) <= width else row[: max(width - 1, 1)] + "…")
+    return out
 
 
 def task_rows(agent: Any) -> list[str]:
@@ -137,4 +168,4 @@ def session_line(agent: Any) -> str | None:
     return f"tasks    {roll['count']} · tokens {u['input']} in · {u['output']} out · ${roll['cost']:.4f}"
 
 
-__all__ = ["attach", "cmd_tasks", "event_line", "session_line", "session_view", "task_rows"]
+__all__ = ["attach", "cmd_tasks", "event_line", "running_lines", "session_line", "session_view", "task_rows"]

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -67,6 +69,16 @@ class TaskManager:
         self._notify: set[asyncio.Task] = set()
         self._closing = False
         self.warnings: list[str] = []
+        #: children's usage (USD, tokens) made after the run that started them ended:
+        #: it counts against the parent's next run (docs/agents.md "Limits")
+        self._carry_cost = 0.0
+        self._carry_tokens = 0
+        #: a front end that runs notification turns itself (the interactive UI,
+        #: cli/task_turns.py): called with the text, True when it took it
+        self.on_notification: Callable[[str], bool] | None = None
+        #: a child session's manager: its children's usage also counts against the
+        #: grandparent's run (set by runner.build_child)
+        self.upstream: Callable[[dict[str, Any]], None] | None = None
 
     # --- wiring -------------------------------------------------------------------------
 
@@ -202,6 +214,7 @@ class TaskManager:
         limits = within_parent(self.caps.limits(), getattr(parent, "run_guard", None))
         from ama.agent.subagents.runner import ChildSpec  # the runner loads with the first task
 
+        origin = getattr(parent, "run_guard", None)  # the parent's run this task is part of
         spec = ChildSpec(
             info=info,
             definition=definition,
@@ -212,6 +225,7 @@ class TaskManager:
             session_file=(info.session_ref or {}).get("sessionFile") if continuing else None,
             worktree_cwd=info.cwd if worktree is not None or info.worktree else None,
             max_depth=self.caps.max_depth,
+            on_usage=functools.partial(self.charge, origin),
         )
         future = asyncio.ensure_future(self._run(spec, cancel, worktree))
         self._running[info.task_id] = Running(info, cancel, future)
@@ -271,10 +285,8 @@ class TaskManager:
         usage = outcome.usage or empty_usage()  # this run's
         info.usage = info.usage or empty_usage()  # the task's, over its continuations
         info.cost_usd = info.usage["cost"]["total"]
-        guard = getattr(parent, "run_guard", None)
-        if guard is not None and not info.background:  # the parent's budget pays for it
-            guard.cost += usage["cost"]["total"]
-            guard.tokens += sum(int(usage.get(k, 0)) for k in ("input", "output", "cacheRead", "cacheWrite"))
+        if info.runner != "ama" and spec.on_usage is not None and outcome.usage:
+            spec.on_usage(usage)  # an external runner reports its usage at the end only
         info.output_file = self._write_output(info, outcome.text)
         if worktree is not None:
             try:
@@ -323,6 +335,8 @@ class TaskManager:
         from ama.errors import Busy
 
         agent = self._parent()
+        if self.on_notification is not None and self.on_notification(text):
+            return
         while True:
             await agent.wait_idle()
             await asyncio.sleep(0)
@@ -339,6 +353,33 @@ class TaskManager:
                 with contextlib.suppress(Exception):
                     await task
             return
+
+    # --- the parent's budget -----------------------------------------------------------
+
+    def charge(self, guard: Any, usage: dict[str, Any]) -> None:
+        """One child reply's usage: added to the parent's run that started the task while it
+        runs (its next check may stop it with ``limit_reached``), else to the next run."""
+        cost = float(usage["cost"]["total"])
+        tokens = sum(int(usage.get(k, 0)) for k in ("input", "output", "cacheRead", "cacheWrite"))
+        if guard is not None and guard.open:
+            guard.charge(cost, tokens)
+        else:
+            self._carry_cost += cost
+            self._carry_tokens += tokens
+        if self.upstream is not None:  # a grandchild: every ancestor's budget pays
+            self.upstream(usage)
+
+    def bind_run(self, guard: Any) -> None:
+        """A run of the parent starts: the children's usage no earlier run could check counts here."""
+        if self._carry_cost or self._carry_tokens:
+            guard.charge(self._carry_cost, self._carry_tokens)
+            self._carry_cost, self._carry_tokens = 0.0, 0
+
+    def unbind_run(self, guard: Any) -> None:
+        """A run of the parent ended: what its children spent after its last check is carried."""
+        cost, tokens = guard.close()
+        self._carry_cost += cost
+        self._carry_tokens += tokens
 
     # --- parallel calls -----------------------------------------------------------------
 

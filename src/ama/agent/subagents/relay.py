@@ -45,8 +45,16 @@ def _summary(name: str, args: Any) -> str:
 
 
 class Relay:
-    def __init__(self, emit: Callable[[dict], None], info: TaskInfo, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        emit: Callable[[dict], None],
+        info: TaskInfo,
+        clock: Callable[[], float] = time.monotonic,
+        on_usage: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
         self.emit = emit
+        #: called with the usage of each of the child's replies (the parent's budget)
+        self.on_usage = on_usage
         self.info = info
         self.clock = clock
         self.turns = 0
@@ -79,6 +87,10 @@ class Relay:
             msg = ev.get("message") or {}
             if msg.get("role") == "assistant":
                 _usage_add(self.usage, msg.get("usage"))
+                if self.on_usage is not None:
+                    one = empty_usage()
+                    _usage_add(one, msg.get("usage"))
+                    self.on_usage(one)
                 total = json.loads(json.dumps(self._base))
                 merge_usage(total, self.usage)
                 self.info.usage = total

@@ -47,6 +47,8 @@ class ChildSpec:
     #: the cwd of a worktree (None: the parent's cwd, sharing its checkpoints)
     worktree_cwd: str | None = None
     max_depth: int = 1
+    #: called with the usage of each child reply: the parent's budget pays for it
+    on_usage: Callable[[dict], None] | None = None
 
 
 @dataclass
@@ -148,6 +150,8 @@ def build_child(parent: AgentSession, spec: ChildSpec) -> AgentSession:
     if spec.depth >= spec.max_depth:
         keep = [n for n in keep if n not in ("task", "task_ctl")]
     child.set_active_tools(keep)
+    if child.tasks is not None:  # its own children count against this task's parent too
+        child.tasks.upstream = spec.on_usage  # type: ignore[attr-defined]
     # one broker, one lock: asks of parallel children and the parent come one at a time
     child._approval_lock = parent._approval_lock
     child.approval_context = {"depth": spec.depth, "taskId": spec.info.task_id}
@@ -181,7 +185,7 @@ async def run_child(
 ) -> ChildOutcome:
     """Build the child, run ``spec.prompt`` in it to the end (or ``cancel``), close it."""
     child = build_child(parent, spec)
-    relay = Relay(parent.emit, spec.info)
+    relay = Relay(parent.emit, spec.info, on_usage=spec.on_usage)
     unsubscribe = child.subscribe(relay)
     spec.info.session_ref = {"sessionId": child.session.id, "sessionFile": child.session.path} if child.session.path else None
     spec.info.model = child.model.ref

@@ -22,6 +22,8 @@ class LineUI:
 
     def __init__(self) -> None:
         self._reader: asyncio.StreamReader | None = None
+        self._line: asyncio.Future[bytes] | None = None  # a readline kept across an ended read
+        self._woken: asyncio.Future[None] | None = None
 
     async def read(self, prompt: str, default: str = "") -> str | None:
         if default:
@@ -32,13 +34,31 @@ class LineUI:
             await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(self._reader), sys.stdin)
         sys.stdout.write(prompt)
         sys.stdout.flush()
-        line = await self._reader.readline()
+        if self._line is None:
+            self._line = asyncio.ensure_future(self._reader.readline())
+        self._woken = asyncio.get_running_loop().create_future()
+        try:
+            await asyncio.wait({self._line, self._woken}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            self._woken = None
+        if not self._line.done():  # end_read: the line is read next time
+            sys.stdout.write("\n")
+            return ""
+        line, self._line = self._line.result(), None
         if not line:
             return None
         return line.decode(errors="replace").rstrip("\n")
 
     async def ask_line(self, prompt: str) -> str | None:
         return await self.read(prompt)
+
+    def end_read(self) -> str | None:
+        """End a ``read`` in progress (it returns ""; None: no read is waiting).  The line
+        being typed stays in the terminal (cooked mode) and is read by the next ``read``."""
+        if self._woken is None or self._woken.done():
+            return None
+        self._woken.set_result(None)
+        return ""
 
     async def pick(self, items: list[str], **kw: Any) -> int | None:
         from ama.cli.ui.picker import pick_line
@@ -187,9 +207,29 @@ class FullUI:
         except EOFError:
             return None
         finally:
+            self.session.app.erase_when_done = False  # set by end_read
             if r is not None:
                 r.prompt_active = False
         return self.pastes.expand(text)
+
+    def end_read(self) -> str | None:
+        """End a ``read`` in progress (it returns ""), erasing its input line; returns the
+        text that was typed, to be offered again as the draft (None: no read is waiting)."""
+        app = self.session.app
+        if not app.is_running:
+            return None
+        if app.is_done:  # it is returning what was entered
+            return ""
+        text = app.current_buffer.text
+        app.erase_when_done = True
+        app.exit(result="")
+        return text
+
+    def refresh(self) -> None:
+        """Draw the input and its footer again (e.g. a running task's line changed)."""
+        app = self.session.app
+        if app.is_running:
+            app.invalidate()
 
     async def pick(self, items: list[str], **kw: Any) -> int | None:
         from ama.cli.ui.picker import pick_full
