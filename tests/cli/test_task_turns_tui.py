@@ -177,3 +177,28 @@ def test_a_prompt_queued_during_a_run_goes_before_a_pending_notification(tmp_pat
         print(t.screen())
         t.close()
         server.close()
+
+
+def test_ctrl_b_sends_a_running_foreground_task_to_the_background(tmp_path: Path, ama_home: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / ".ama").mkdir(parents=True)
+    child = write_script(tmp_path / "c.json", [{"text": "slow child result", "delayMs": 4000}], mode="sequence")
+    (ws / ".ama" / "config.json").write_text(json.dumps({"tasks": {"exploreModel": child}}))
+    call = {"name": "task", "arguments": {"agent": "explore", "description": "slow look", "prompt": "look"}}
+    parent = write_script(tmp_path / "p.json", [{"toolCalls": [call]}, "went on without waiting", "got the notification"], mode="sequence")
+    server = SlowServer([])
+    t = Tmux(ws, ama_home, server, "--model", parent)
+    try:
+        t.wait("/help for commands")
+        t.type("go")
+        t.keys("Enter")
+        t.wait("[task:explore] slow look", visible=True)  # the foreground task's live row
+        t.keys("C-b")
+        t.wait("moved to the background:")
+        t.wait("went on without waiting")  # the tool call returned at once; the turn went on
+        t.wait("ended completed: reporting to the model")  # then the task's notification turn
+        t.wait("got the notification")
+    finally:
+        print(t.screen())
+        t.close()
+        server.close()
