@@ -18,6 +18,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from ama.index import vocab
 from ama.index.pattern import Pattern
 from ama.index.timeutil import ts_ms
 from ama.index.verify import doc_part
@@ -405,12 +406,18 @@ def fts_query(db: sqlite3.Connection, pattern: Pattern) -> str | None:
     if dirty is not None and dirty[0] == "1":  # a build was stopped before its vocabulary (update.py)
         db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_vocab USING fts5vocab(main, fts, 'row')")
         table = "temp.fts_vocab"
+    # the vocabulary's text form when it is current: bytes.find instead of a scan of every
+    # term (index/vocab.py); the same terms either way
+    text = vocab.load(db) if table == "terms" else None
     for tok in dict.fromkeys(pattern.tokens):
-        rows = db.execute(
-            f"SELECT term FROM {table} WHERE instr(term, ?) OR (? AND instr(term, 'İ'))",
-            (tok, "i" in tok),
-        ).fetchall()
-        terms = [t for (t,) in rows if tok in t.lower()]
+        if text is not None:
+            terms = vocab.containing(text, tok, MAX_TERMS + 1)
+        else:
+            rows = db.execute(
+                f"SELECT term FROM {table} WHERE instr(term, ?) OR (? AND instr(term, 'İ'))",
+                (tok, "i" in tok),
+            ).fetchall()
+            terms = [t for (t,) in rows if tok in t.lower()]
         if not terms:
             return ""
         if len(terms) > MAX_TERMS:
