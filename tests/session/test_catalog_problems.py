@@ -179,3 +179,17 @@ def test_time_ordered_ids_get_unique_prefixes_everywhere_they_are_printed(
         assert sorted(h["ref"] for h in res["data"]["hits"]) == sorted(f"{i[:13]}#1" for i in ids)
     finally:
         rpc.close()
+
+
+def test_a_hit_is_abbreviated_against_sessions_without_hits(sessions_dir: Path, tmp_path: Path) -> None:
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    ids = [f"019ad6f0-7c3{i}-7000-8000-00000000000{i}" for i in range(3)]
+    for n, sid in enumerate(ids):
+        s = Session.create(str(proj), sessions_dir, session_id=sid)
+        s.append_message(user("needle" if n == 1 else "hay"))
+        s.close()
+    for extra in ([], ["--no-cache"]):  # the index's file list and the scan's walk agree
+        hits = ama("sessions", "search", "needle", *extra, cwd=proj).stdout.splitlines()
+        assert [h.split()[0] for h in hits] == [f"{ids[1][:13]}#1"]
+    assert ama("sessions", "search", "nothing-at-all", cwd=proj, check_rc=None).stdout == ""

@@ -130,11 +130,16 @@ class Hit:
         }
 
 
-def abbreviate_hits(hits: list[Hit], sessions_dir: str) -> None:
-    """Give each hit the shortest session id prefix (8+) unique in ``sessions_dir``."""
-    from ama.session.shortid import short_session_ids
+def abbreviate_hits(hits: list[Hit], sessions_dir: str, paths: list[str] | None = None) -> None:
+    """Give each hit the shortest session id prefix (8+) unique in ``sessions_dir``;
+    ``paths``: its session files when the caller has just listed them (no second walk)."""
+    if not hits:
+        return
+    from ama.session.layout import name_id
+    from ama.session.shortid import abbreviate, known_session_ids
 
-    short = short_session_ids(sessions_dir, {h.session_id for h in hits})
+    known = known_session_ids(sessions_dir) if paths is None else {i for i in map(name_id, paths) if i}
+    short = abbreviate([h.session_id for h in hits], among=known)
     for h in hits:
         h.short = short.get(h.session_id, h.short)
 
