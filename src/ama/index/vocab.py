@@ -3,7 +3,7 @@
 ``terms`` holds every term of the search table, one row each; a keyword matches the terms
 that contain it, so finding them is a scan of every row (~45 ns a row: ~20 ms for the
 425,000 terms of 1,000 sessions, growing with the index).  ``terms_text`` holds the same
-terms as newline-separated bytes in a few rows: the terms a small update added are one more
+terms as newline-separated bytes in a few rows (a term never spans two): the terms a small update added are one more
 row, a large update (a build) writes them all as one; a search reads the rows and finds the
 keyword with ``bytes.find`` (~2 ms for the same vocabulary).
 
@@ -53,15 +53,15 @@ def clear(db: sqlite3.Connection) -> None:
     db.execute("DELETE FROM terms_text")
 
 
-def load(db: sqlite3.Connection) -> bytes | None:
-    """The vocabulary as ``\\n``-framed bytes, or None when ``terms_text`` cannot be trusted."""
+def load(db: sqlite3.Connection) -> list[bytes] | None:
+    """The rows of ``terms_text`` (terms separated by ``\n``), or None when they cannot be
+    trusted.  A term never spans two rows."""
     if not consistent(db):
         return None
-    parts = [data for (data,) in db.execute("SELECT data FROM terms_text ORDER BY chunk")]
-    return b"\n" + b"\n".join(bytes(p) for p in parts) + b"\n"
+    return [bytes(data) for (data,) in db.execute("SELECT data FROM terms_text ORDER BY chunk")]
 
 
-def containing(text: bytes, token: str, limit: int) -> list[str]:
+def containing(text: list[bytes], token: str, limit: int) -> list[str]:
     """The terms of ``text`` (from ``load``) whose lowercase form contains ``token`` (ASCII,
     lowercase), at most ``limit``: what ``search.fts_query`` takes from the scan of ``terms``
     (including the terms with ``İ``, which lowercases to ``i`` and a combining dot)."""
@@ -69,13 +69,16 @@ def containing(text: bytes, token: str, limit: int) -> list[str]:
     needles = [token.encode()]
     if "i" in token:
         needles.append("İ".encode())
-    for needle in needles:
-        i = text.find(needle)
-        while i >= 0 and len(out) < limit:
-            start = text.rfind(b"\n", 0, i) + 1
-            end = text.find(b"\n", i)
-            term = text[start:end].decode("utf-8", "replace")
-            if token in term.lower():
-                out[term] = None
-            i = text.find(needle, end)
+    for part in text:
+        for needle in needles:
+            i = part.find(needle)
+            while i >= 0 and len(out) < limit:
+                start = part.rfind(b"\n", 0, i) + 1
+                end = part.find(b"\n", i)
+                if end < 0:
+                    end = len(part)
+                term = part[start:end].decode("utf-8", "replace")
+                if token in term.lower():
+                    out[term] = None
+                i = part.find(needle, end)
     return list(out)
