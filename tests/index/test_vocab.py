@@ -42,12 +42,25 @@ def test_text_form_finds_what_the_scan_finds(sessions_dir: Path, tmp_path: Path)
     db = connect()
     try:
         assert vocab.consistent(db)
-        text = vocab.load(db)
-        assert text is not None
+        found = vocab.terms_for(db, TOKENS, 10_000)
+        assert found is not None
         for tok in TOKENS:
-            assert set(vocab.containing(text, tok, 10_000)) == _scan(db, tok), tok
-        assert len(vocab.containing(text, "e", 2)) == 2  # the limit
-        assert any("İ" in t for t in vocab.containing(text, "i", 10_000))
+            assert set(found[tok]) == _scan(db, tok), tok
+        assert any("İ" in t for t in found["i"])
+        limited = vocab.terms_for(db, ["e"], 2)
+        assert limited is not None and len(limited["e"]) == 2  # the limit
+        # rows of a few terms each (a build's rows are CHUNK_TERMS long): the same terms
+        db.execute("BEGIN IMMEDIATE")
+        vocab.CHUNK_TERMS, saved = 3, vocab.CHUNK_TERMS
+        try:
+            vocab.rebuild(db)
+        finally:
+            vocab.CHUNK_TERMS = saved
+        db.execute("COMMIT")
+        (rows,) = db.execute("SELECT count(*) FROM terms_text").fetchone()
+        assert rows > 3 and vocab.consistent(db)
+        again = vocab.terms_for(db, TOKENS, 10_000)
+        assert again is not None and {t: set(v) for t, v in again.items()} == {t: set(v) for t, v in found.items()}
     finally:
         db.close()
 
@@ -63,8 +76,7 @@ def test_an_appended_turn_adds_a_row_and_is_found(sessions_dir: Path, tmp_path: 
         assert vocab.consistent(db)
         (rows,) = db.execute("SELECT count(*) FROM terms_text").fetchone()
         assert rows == 2  # the build's row and the appended turn's new terms
-        text = vocab.load(db)
-        assert text is not None and vocab.containing(text, "quokka", 10) == ["quokkaesque"]
+        assert vocab.terms_for(db, ["quokka"], 10) == {"quokka": ["quokkaesque"]}
     finally:
         db.close()
 
@@ -77,7 +89,7 @@ def test_a_text_form_that_does_not_match_is_not_used(sessions_dir: Path, tmp_pat
     try:
         # what an index from before the text form, or a writer that does not know it, leaves
         db.execute("DELETE FROM terms_text WHERE chunk = (SELECT max(chunk) FROM terms_text)")
-        assert not vocab.consistent(db) and vocab.load(db) is None
+        assert not vocab.consistent(db) and vocab.terms_for(db, ["lexer"], 10) is None
     finally:
         db.close()
     assert _hits("lexer") == before and len(before[0]) == 2  # the scan of terms answers

@@ -413,10 +413,11 @@ def fts_query(db: sqlite3.Connection, pattern: Pattern) -> str | None:
         table = "temp.fts_vocab"
     # the vocabulary's text form when it is current: bytes.find instead of a scan of every
     # term (index/vocab.py); the same terms either way
-    text = vocab.load(db) if table == "terms" else None
-    for tok in dict.fromkeys(pattern.tokens):
-        if text is not None:
-            terms = vocab.containing(text, tok, MAX_TERMS + 1)
+    tokens = list(dict.fromkeys(pattern.tokens))
+    found = vocab.terms_for(db, tokens, MAX_TERMS + 1) if table == "terms" else None
+    for tok in tokens:
+        if found is not None:
+            terms = found[tok]
         else:
             rows = db.execute(
                 f"SELECT term FROM {table} WHERE instr(term, ?) OR (? AND instr(term, 'İ'))",
