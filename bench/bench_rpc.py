@@ -1,12 +1,15 @@
 """RPC benchmarks: start-up, command round trip, and streaming throughput; ama and (when
 installed) pi, against the same local OpenAI-compatible server.
 
-    python bench/bench_rpc.py [--runs 10] [--pi /path/to/pi] [--write]
+    python bench/bench_rpc.py [--runs 10] [--pi /path/to/pi] [--baseline <tree>/src] [--write]
 
 * start → `hello` (ama) and start → first `get_state` response (both), fresh processes;
 * `get_state` round trip inside a running process (median of 100);
 * a long streamed reply (--words deltas): `message_update` events per second at the client
-  and bytes written per delta (ama sends the delta only; pi resends the partial message).
+  and bytes written per delta (ama sends the delta only; pi resends the partial message);
+* with --baseline: start-up of this tree and of another tree's ``src/``, runs interleaved
+  (this machine is shared: back-to-back series drift with its load), as median wall time
+  to the first ``get_state`` response and median CPU time (user + system) of the process.
 """
 
 from __future__ import annotations
@@ -107,11 +110,32 @@ def measure(name: str, argv: list[str], env: dict, cwd: str, runs: int, long_arg
     }
 
 
+def startup_ab(trees: list[tuple[str, dict]], argv: list[str], cwd: str, runs: int) -> list[dict]:
+    """Start -> first get_state for each ``(name, env)``, one run of each in turn."""
+    wall: dict[str, list[float]] = {n: [] for n, _ in trees}
+    cpu: dict[str, list[float]] = {n: [] for n, _ in trees}
+    for i in range(runs + 1):  # the first round warms the caches
+        for name, env in trees:
+            pr = Proc(argv, env, cwd)
+            pr.send({"type": "get_state", "id": "s0"})
+            pr.until(lambda m: m.get("type") == "response" and m.get("id") == "s0")
+            dt = (time.perf_counter() - pr.t0) * 1000
+            pr.p.stdin.close()
+            _, _, usage = os.wait4(pr.p.pid, 0)
+            pr.p.returncode = 0
+            if i:
+                wall[name].append(dt)
+                cpu[name].append((usage.ru_utime + usage.ru_stime) * 1000)
+    return [{"name": n, "first_state_ms": round(statistics.median(wall[n]), 1),
+             "cpu_ms": round(statistics.median(cpu[n]), 1)} for n, _ in trees]  # fmt: skip
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--words", type=int, default=5000)
     ap.add_argument("--pi", default=os.environ.get("PI_BIN"), help="pi's executable (optional)")
+    ap.add_argument("--baseline", help="another tree's src/ directory: start-up measured interleaved with this one")
     ap.add_argument("--write", action="store_true")
     a = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="ama-rpc-bench-"))
@@ -134,10 +158,15 @@ def main() -> int:
 
     compileall.compile_dir(str(ROOT / "src"), quiet=1)
     results = []
+    ab: list[dict] = []
     try:
         ama = [sys.executable, "-m", "ama", "--mode", "rpc", "--no-session"]
         results.append(measure("ama", [*ama, "--model", "local/bench"], env, str(work), a.runs,
                                [*ama, "--model", "long/bench"], True))  # fmt: skip
+        if a.baseline:
+            trees = [("this tree", {**env, "PYTHONPATH": str(ROOT / "src")}),
+                     ("baseline", {**env, "PYTHONPATH": a.baseline})]  # fmt: skip
+            ab = startup_ab(trees, [*ama, "--model", "local/bench"], str(work), a.runs)
         if a.pi:
             pi = [a.pi, "--mode", "rpc", "--no-session", "--provider"]
             results.append(measure("pi", [*pi, "local", "--model", "bench"], env, str(work), a.runs,
@@ -159,6 +188,10 @@ def main() -> int:
     for r in results:
         hello = f"{r['hello_ms']} ms" if r["hello_ms"] is not None else "(no hello)"
         lines.append(f"| {r['name']} | {hello} | {r['first_state_ms']} ms | {r['rtt_ms']} ms | {r['events_per_s']} | {r['bytes_per_update']} |")
+    if ab:
+        lines += ["", f"Start-up, this tree against `--baseline` ({a.runs} runs of each, interleaved, `--no-session`):", "",
+                  "| tree | start → first `get_state` (median) | CPU, user + system (median) |", "| --- | ---: | ---: |"]  # fmt: skip
+        lines += [f"| {r['name']} | {r['first_state_ms']} ms | {r['cpu_ms']} ms |" for r in ab]
     text = "\n".join(lines) + "\n"
     print(text)
     if a.write:

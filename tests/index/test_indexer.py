@@ -135,6 +135,18 @@ def test_sessions_list_is_the_same_from_the_index(sessions_dir: Path, tmp_path: 
     assert {s["id"] for s in archived["sessions"]} == {parent.sid, child.sid}
 
 
+def test_stored_summaries_with_other_fields_are_read_again(sessions_dir: Path, tmp_path: Path) -> None:
+    for _ in range(3):
+        session(sessions_dir, cwd=str(tmp_path))
+    want = both("sessions", "list", "--all", "--json")
+    for change in ("json_set(summary, '$.gone', 1)", "json_remove(summary, '$.id')", "'not json'"):
+        db = sqlite3.connect(D.path())
+        db.execute(f"UPDATE file_data SET summary = {change} WHERE file_id = (SELECT min(file_id) FROM file_data)")
+        db.commit()
+        db.close()
+        assert ama("sessions", "list", "--all", "--json").stdout == want, change
+
+
 def test_a_damaged_index_falls_back_and_doctor_rebuilds_it(sessions_dir: Path) -> None:
     session(sessions_dir)
     want = search("widgets")

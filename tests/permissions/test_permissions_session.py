@@ -141,5 +141,8 @@ def test_public_surface() -> None:
 
     for module in (ama.permissions, ama.hooks):
         assert module.__all__ == sorted(module.__all__)
-        public = {n for n in vars(module) if not n.startswith("_")}
+        # names load on first use (PEP 562): dir() lists them before they are loaded
+        public = {n for n in dir(module) if not n.startswith("_")}
         assert set(module.__all__) == public
+        for name in module.__all__:
+            assert getattr(module, name) is not None

@@ -179,3 +179,34 @@ def test_time_ordered_ids_get_unique_prefixes_everywhere_they_are_printed(
         assert sorted(h["ref"] for h in res["data"]["hits"]) == sorted(f"{i[:13]}#1" for i in ids)
     finally:
         rpc.close()
+
+
+def test_a_hit_is_abbreviated_against_sessions_without_hits(sessions_dir: Path, tmp_path: Path) -> None:
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    ids = [f"019ad6f0-7c3{i}-7000-8000-00000000000{i}" for i in range(3)]
+    for n, sid in enumerate(ids):
+        s = Session.create(str(proj), sessions_dir, session_id=sid)
+        s.append_message(user("needle" if n == 1 else "hay"))
+        s.close()
+    for extra in ([], ["--no-cache"]):  # the index's file list and the scan's walk agree
+        hits = ama("sessions", "search", "needle", *extra, cwd=proj).stdout.splitlines()
+        assert [h.split()[0] for h in hits] == [f"{ids[1][:13]}#1"]
+    assert ama("sessions", "search", "nothing-at-all", cwd=proj, check_rc=None).stdout == ""
+
+
+def test_abbreviate_agrees_with_the_definition_on_random_ids() -> None:
+    import random
+
+    rng = random.Random(7)
+    pool = ["".join(rng.choice("0123456789abcdef") for _ in range(rng.randint(6, 14))) for _ in range(400)]
+    pool += [p[: rng.randint(1, len(p))] for p in pool[:50]]  # ids that are prefixes of others
+    for _ in range(20):
+        wanted = rng.sample(pool, 15)
+        among = rng.sample(pool, 200)
+        known = {x.lower() for x in (*wanted, *among)}
+        got = abbreviate(wanted, among=among, min_len=8)
+        for w in wanted:
+            others = known - {w.lower()}
+            n = next((n for n in range(8, len(w) + 1) if not any(o.startswith(w[:n].lower()) for o in others)), len(w))
+            assert got[w] == w[:n], (w, got[w])

@@ -79,13 +79,14 @@ def sandbox_config(config: Any, choice: str | None) -> Any:
 
 
 def open_session(opts: AgentOptions, sessions_dir: str) -> Any:
-    from ama.session.catalog import list_page, resolve, scan
     from ama.session.store import Session
 
     if opts.session == "memory":
         return Session.in_memory(opts.cwd)
     if opts.session == "new":
         return Session.create(opts.cwd, sessions_dir)
+    from ama.session.catalog import list_page, resolve, scan  # only to find an existing one
+
     if opts.session == "continue":
         page = list_page(scan(sessions_dir), cwd=opts.cwd, limit=1)
         if not page.sessions:
@@ -190,11 +191,13 @@ def build_agent(opts: AgentOptions) -> tuple[AgentSession, list[str]]:
             else:
                 warnings.append(message)
 
-        from ama.checkpoints.tracker import default_mode
+        checkpoint_mode = "off"
+        if session.persisted:  # an in-memory session records no checkpoints (nor loads them)
+            from ama.checkpoints.tracker import default_mode
 
-        explicit = getattr(config, "values", {}).get("checkpoints.mode")
-        checkpoint_mode = default_mode(explicit, sandbox_bash=config.get("sandbox.bash"))
-        if session.persisted and checkpoint_mode != "off":
+            explicit = getattr(config, "values", {}).get("checkpoints.mode")
+            checkpoint_mode = default_mode(explicit, sandbox_bash=config.get("sandbox.bash"))
+        if checkpoint_mode != "off":
             from ama.checkpoints import CheckpointTracker
 
             tracker = CheckpointTracker(

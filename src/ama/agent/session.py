@@ -33,13 +33,13 @@ from ama.agent.parts import (
     Permissions,
     Tasks,
 )
-from ama.agent.run import RunResult, run_prompt
 from ama.errors import AmaError, Busy, InvalidArguments
 from ama.messages import ImageContent, SystemMessage, TextContent, ToolCall, ToolResultMessage
 from ama.session.entries import AnyEntry, MessageEntry, now_ms
 from ama.session.store import Session
 
 if TYPE_CHECKING:
+    from ama.agent.run import RunResult
     from ama.ai.types import Model
     from ama.hooks import HookTable
     from ama.tools import ReadFiles, Tool
@@ -282,6 +282,8 @@ class AgentSession:
         if self.session.readonly_reason:
             raise AmaError("readonly", f"cannot write to session {self.session.path}: {self.session.readonly_reason}")
         self.abort_event = asyncio.Event()
+        from ama.agent.run import run_prompt  # the turn loop loads with the first prompt
+
         self._task = asyncio.ensure_future(run_prompt(self, text, images, origin, started, limits))
         return self._task
 

@@ -35,16 +35,24 @@ def since_ms(text: str | None) -> int | None:
     return int(time.mktime(d.timetuple())) * 1000
 
 
-def find_hits(root: str, q: Any, *, no_cache: bool) -> list:
-    """The hits of ``q`` (a ``SearchQuery``) in the sessions under ``root``."""
+def find_hits(root: str, q: Any, *, no_cache: bool, paths: list[str] | None = None) -> list:
+    """The hits of ``q`` (a ``SearchQuery``) in the sessions under ``root``; ``paths``, when
+    given, receives the session files the index refresh listed (empty for a scan)."""
     from ama.index import search as S
 
     if not no_cache:
         from ama.index.access import with_index
 
-        res = with_index(root, lambda db, info: S.from_index(db, info.root_id, q))
+        def indexed(db: Any, info: Any) -> Any:
+            if paths is not None:
+                paths[:] = info.paths
+            return S.from_index(db, info.root_id, q)
+
+        res = with_index(root, indexed)
         if res is not None and res[0] is not None:
             return res[0]
+    if paths is not None:
+        paths.clear()
     return S.scan(root, q)
 
 
@@ -53,7 +61,8 @@ def search_page(root: str, q: Any, *, no_cache: bool) -> tuple[list, bool]:
     of ``root``, and whether there were more: what every interface prints."""
     from ama.index import search as S
 
-    hits = find_hits(root, q, no_cache=no_cache)
+    listed: list[str] = []
+    hits = find_hits(root, q, no_cache=no_cache, paths=listed)
     page = hits[: q.limit]
-    S.abbreviate_hits(page, root)
+    S.abbreviate_hits(page, root, listed or None)
     return page, len(hits) > q.limit

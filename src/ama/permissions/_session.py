@@ -6,7 +6,6 @@ from dataclasses import replace
 from typing import Any
 
 from ama.permissions._classifier import Classifier, ClassifyRequest, Verdict, call_key, os_sandbox_line
-from ama.permissions._pipeline import decide, unattended_deny
 from ama.permissions._rules import Rule
 from ama.permissions._types import Answer, AutoDecision, Decision, HookVerdict, PermissionContext, check_mode
 
@@ -54,6 +53,10 @@ class PermissionSession:
         read_only: bool | None = None,
         hook: HookVerdict | None = None,
     ) -> Decision:
+        # the pipeline (command analysis, the dangerous table, secret paths) is imported at the
+        # first decision, not when a session starts: RPC start-up answers without it
+        from ama.permissions._pipeline import decide
+
         return decide(tool_name, args, self._ctx, read_only=read_only, hook=hook)
 
     async def settle(
@@ -95,6 +98,8 @@ class PermissionSession:
             auto=AutoDecision("classifier", verdict.decision, verdict.reason, cached),
         )
         if settled.action == "ask" and self._ctx.unattended:
+            from ama.permissions._pipeline import unattended_deny
+
             return unattended_deny(tool_name, settled)
         return settled
 

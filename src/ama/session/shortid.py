@@ -10,6 +10,7 @@ place that prints a session or run id uses it.
 from __future__ import annotations
 
 import os
+from bisect import bisect_left
 from collections.abc import Iterable
 
 from ama.session.layout import iter_session_files, name_id
@@ -31,12 +32,14 @@ def abbreviate(ids: Iterable[str], *, among: Iterable[str] = (), min_len: int = 
     as ids are resolved).  An id that is a prefix of another one is shown whole."""
     wanted = [i for i in ids if i]
     known = sorted({i.lower() for i in (*wanted, *among) if i})
-    need: dict[str, int] = {}
-    for n, k in enumerate(known):
+    out: dict[str, str] = {}
+    for i in wanted:  # only the wanted ids' neighbours in sorted order (a page among 10,000)
+        k = i.lower()
+        n = bisect_left(known, k)
         left = _common(k, known[n - 1]) if n else 0
         right = _common(k, known[n + 1]) if n + 1 < len(known) else 0
-        need[k] = max(left, right) + 1
-    return {i: i[: max(min_len, need.get(i.lower(), 0))] for i in wanted}
+        out[i] = i[: max(min_len, max(left, right) + 1)]
+    return out
 
 
 def known_session_ids(sessions_dir: str | os.PathLike[str], *, trash: bool = False) -> set[str]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ama.errors import AmaError, NotFound
 from ama.messages import UNSET, StoredMessage, Usage, UserContent
@@ -43,9 +43,11 @@ from ama.session.entries import (
 )
 from ama.session.layout import new_session_path
 from ama.session.projection import ProjectedContext, project
-from ama.session.reader import SessionData, parse_fd, read_session
 from ama.session.tree import SessionTree
 from ama.session.writer import SessionWriter
+
+if TYPE_CHECKING:
+    from ama.session.reader import SessionData
 
 E = TypeVar("E", bound=AnyEntry)
 
@@ -118,6 +120,8 @@ class Session:
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Session:
         """Open an existing session for writing (takes the lease)."""
+        from ama.session.reader import parse_fd  # not needed to start a new session
+
         path = os.fspath(path)
         writer = SessionWriter.open(path)
         try:
@@ -135,6 +139,8 @@ class Session:
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Session:
         """A read-only snapshot of a session file (no lease; appends are refused)."""
+        from ama.session.reader import read_session
+
         path = os.fspath(path)
         try:
             data = read_session(path)

@@ -21,8 +21,6 @@ import functools
 import re
 from collections.abc import Iterable, Mapping
 
-from ama.secret_patterns import looks_secret
-
 #: names that hold credentials (matched case-insensitively, fnmatch globs)
 NAME_PATTERNS: tuple[str, ...] = ("*PASS*", "*_AUTH*", "*SECRET*", "*TOKEN*", "*KEY*", "*CREDENTIAL*")
 #: names that match ``NAME_PATTERNS`` but hold no secret (a socket, a program, a flag)
@@ -58,6 +56,8 @@ def _reason(name: str, value: str, deny: tuple[str, ...]) -> str | None:
     """Cached: every bash command sees nearly the same environment as the previous one."""
     if _match(deny, name, fold=False) or (_match(NAME_PATTERNS, name) and not _match(BENIGN_NAMES, name)):
         return "name"
+    from ama.secret_patterns import looks_secret  # its ~60 rules compile at the first bash command
+
     rule = looks_secret(value)
     return f"value: {rule}" if rule else None
 
