@@ -26,27 +26,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
-from harness import measure, write_section  # noqa: E402
+from harness import measure, start_server, write_section  # noqa: E402
 
 SECTION = "## Agent and sessions"
-
-
-def start_server(*extra: str, port: int = 0) -> tuple[subprocess.Popen, int]:
-    """Start bench/fake_openai.py on ``port`` (0: a free one) and return it with its port, once
-    it listens.  A server that cannot bind stops the benchmark: nothing is timed against a
-    port someone else holds."""
-    p = subprocess.Popen(
-        [sys.executable, str(HERE / "fake_openai.py"), "--port", str(port), *extra],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    assert p.stdout is not None and p.stderr is not None
-    line = p.stdout.readline()
-    if not line.startswith("PORT "):
-        p.kill()
-        err = p.stderr.read().strip()
-        p.wait()
-        raise SystemExit(f"bench: the local server did not start: {err or line or 'no output'}")
-    return p, int(line.split()[1])
 
 
 def cases(ama: list[str], *, catalog: Path, load: list[str], big_mb: float, resume_id: str) -> list[tuple[str, list[str], str]]:

@@ -139,16 +139,16 @@ def main() -> int:
     ap.add_argument("--write", action="store_true")
     a = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="ama-rpc-bench-"))
-    servers = [
-        subprocess.Popen([sys.executable, str(HERE / "fake_openai.py"), "--port", "8771"]),
-        subprocess.Popen([sys.executable, str(HERE / "fake_openai.py"), "--port", "8772", "--words", str(a.words)]),
-    ]
-    time.sleep(0.5)
+    from harness import start_server
+
+    local, local_port = start_server()  # ports chosen by the OS
+    long, long_port = start_server("--words", str(a.words))
+    servers = [local, long]
     models = [{"id": "bench", "name": "bench", "reasoning": False, "input": ["text"], "contextWindow": 100000,
                "maxTokens": 4096, "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}}]  # fmt: skip
     providers = {
-        "local": {"api": "openai-completions", "baseUrl": "http://127.0.0.1:8771/v1", "apiKey": "x", "models": models},
-        "long": {"api": "openai-completions", "baseUrl": "http://127.0.0.1:8772/v1", "apiKey": "x", "models": models},
+        "local": {"api": "openai-completions", "baseUrl": f"http://127.0.0.1:{local_port}/v1", "apiKey": "x", "models": models},
+        "long": {"api": "openai-completions", "baseUrl": f"http://127.0.0.1:{long_port}/v1", "apiKey": "x", "models": models},
     }
     (work / "config.json").write_text(json.dumps({"providers": providers}))
     (work / "models.json").write_text(json.dumps({"providers": providers}))

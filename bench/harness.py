@@ -16,6 +16,24 @@ import sys
 import time
 
 
+def start_server(*extra: str, port: int = 0) -> tuple[subprocess.Popen, int]:
+    """Start bench/fake_openai.py on ``port`` (0: a free one) and return it with its port, once
+    it listens.  A server that cannot bind stops the benchmark: nothing is timed against a
+    port someone else holds."""
+    p = subprocess.Popen(
+        [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_openai.py"), "--port", str(port), *extra],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert p.stdout is not None and p.stderr is not None
+    line = p.stdout.readline()
+    if not line.startswith("PORT "):
+        p.kill()
+        err = p.stderr.read().strip()
+        p.wait()
+        raise SystemExit(f"bench: the local server did not start: {err or line or 'no output'}")
+    return p, int(line.split()[1])
+
+
 def measure(argv: list[str], runs: int = 20, *, warmup: int = 2, env: dict | None = None, cwd: str | None = None) -> dict:
     times, rss = [], []
     for i in range(warmup + runs):
