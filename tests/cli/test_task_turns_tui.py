@@ -20,12 +20,23 @@ def write_script(path: Path, turns: list, **extra: object) -> str:
     return f"scripted/{path.name}"
 
 
-def test_a_notification_turn_runs_like_a_prompt_and_keeps_the_draft(tmp_path: Path, ama_home: Path) -> None:
+def explore_child(tmp_path: Path, turns: list, **extra: object) -> Path:
+    """The workspace, whose ``explore`` tasks run the scripted ``turns``."""
     ws = tmp_path / "ws"
     (ws / ".ama").mkdir(parents=True)
-    child = write_script(tmp_path / "c.json", [{"text": "bg result", "delayMs": 3000}], mode="sequence")
+    child = write_script(tmp_path / "c.json", turns, mode="sequence", **extra)
     (ws / ".ama" / "config.json").write_text(json.dumps({"tasks": {"exploreModel": child}}))
-    call = {"name": "task", "arguments": {"agent": "explore", "description": "look around", "prompt": "look", "background": True}}
+    return ws
+
+
+def task_call(description: str, background: bool = False) -> dict:
+    args = {"agent": "explore", "description": description, "prompt": "look", "background": background}
+    return {"name": "task", "arguments": args}
+
+
+def test_a_notification_turn_runs_like_a_prompt_and_keeps_the_draft(tmp_path: Path, ama_home: Path) -> None:
+    ws = explore_child(tmp_path, [{"text": "bg result", "delayMs": 3000}])
+    call = task_call("look around", background=True)
     slow = {"text": "notified: " + "the task said bg result " * 4, "chunkSize": 4, "delayMs": 250}
     parent = write_script(tmp_path / "p.json", [{"toolCalls": [call]}, "started it", slow, "answered the draft"], mode="sequence")
     server = SlowServer([])  # the tmux helper's provider; the models here are scripted
@@ -112,11 +123,8 @@ def test_line_mode_runs_the_notification_turn_and_keeps_reading(tmp_path: Path, 
     import threading
     import time
 
-    ws = tmp_path / "ws"
-    (ws / ".ama").mkdir(parents=True)
-    child = write_script(tmp_path / "c.json", [{"text": "bg result", "delayMs": 1000}], mode="sequence")
-    (ws / ".ama" / "config.json").write_text(json.dumps({"tasks": {"exploreModel": child}}))
-    call = {"name": "task", "arguments": {"agent": "explore", "description": "look around", "prompt": "look", "background": True}}
+    ws = explore_child(tmp_path, [{"text": "bg result", "delayMs": 1000}])
+    call = task_call("look around", background=True)
     parent = write_script(tmp_path / "p.json", [{"toolCalls": [call]}, "started it", "saw the result", "answered next"], mode="sequence")
     p = subprocess.Popen(
         [sys.executable, "-m", "ama", "--line", "--model", parent], cwd=ws, text=True,
@@ -154,11 +162,8 @@ def test_line_mode_runs_the_notification_turn_and_keeps_reading(tmp_path: Path, 
 
 
 def test_a_prompt_queued_during_a_run_goes_before_a_pending_notification(tmp_path: Path, ama_home: Path) -> None:
-    ws = tmp_path / "ws"
-    (ws / ".ama").mkdir(parents=True)
-    child = write_script(tmp_path / "c.json", [{"text": "bg result", "delayMs": 500}], mode="sequence")
-    (ws / ".ama" / "config.json").write_text(json.dumps({"tasks": {"exploreModel": child}}))
-    call = {"name": "task", "arguments": {"agent": "explore", "description": "look around", "prompt": "look", "background": True}}
+    ws = explore_child(tmp_path, [{"text": "bg result", "delayMs": 500}])
+    call = task_call("look around", background=True)
     slow = {"text": "streaming slowly " * 6, "chunkSize": 6, "delayMs": 250}
     parent = write_script(tmp_path / "p.json", [{"toolCalls": [call]}, slow, "answered queued", "saw the note"], mode="sequence")
     server = SlowServer([])
@@ -180,11 +185,8 @@ def test_a_prompt_queued_during_a_run_goes_before_a_pending_notification(tmp_pat
 
 
 def test_ctrl_b_sends_a_running_foreground_task_to_the_background(tmp_path: Path, ama_home: Path) -> None:
-    ws = tmp_path / "ws"
-    (ws / ".ama").mkdir(parents=True)
-    child = write_script(tmp_path / "c.json", [{"text": "slow child result", "delayMs": 4000}], mode="sequence")
-    (ws / ".ama" / "config.json").write_text(json.dumps({"tasks": {"exploreModel": child}}))
-    call = {"name": "task", "arguments": {"agent": "explore", "description": "slow look", "prompt": "look"}}
+    ws = explore_child(tmp_path, [{"text": "slow child result", "delayMs": 4000}])
+    call = task_call("slow look")
     parent = write_script(tmp_path / "p.json", [{"toolCalls": [call]}, "went on without waiting", "got the notification"], mode="sequence")
     server = SlowServer([])
     t = Tmux(ws, ama_home, server, "--model", parent)
