@@ -48,3 +48,42 @@ def test_session_commands_and_shell_escape_through_a_pipe(tmp_path: Path, ama_ho
     sessions = scan(str(ama_home / "sessions"))
     archived = [s for s in sessions if s.archived]
     assert len(sessions) == 2 and len(archived) == 1  # the original and the archived fork (the new one is empty)
+
+
+def test_ctrl_c_cancels_a_compaction_in_line_mode(tmp_path: Path, ama_home: Path) -> None:
+    import queue
+    import signal
+    import threading
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    server = SlowServer([Turn(["one"]), Turn(["two"])])
+    server.hold_summaries = True
+    (ama_home / "config.json").write_text(json.dumps({"providers": {"slow": server.provider()}}))
+    p = subprocess.Popen([sys.executable, "-m", "ama", "--line", "--model", "slow/m"], cwd=ws, text=True,
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    lines: queue.Queue = queue.Queue()
+    assert p.stdout is not None and p.stdin is not None
+    threading.Thread(target=lambda: [lines.put(x) for x in p.stdout], daemon=True).start()  # type: ignore[union-attr]
+
+    def until(text: str) -> None:
+        while text not in lines.get(timeout=60):
+            pass
+
+    try:
+        p.stdin.write("first\n")
+        p.stdin.flush()
+        until("one")
+        p.stdin.write("second\n/compact\n")
+        p.stdin.flush()
+        until("compacting…")
+        p.send_signal(signal.SIGINT)
+        until("compaction cancelled; the conversation is unchanged")
+        p.stdin.write("/quit\n")
+        p.stdin.flush()
+        assert p.wait(timeout=60) == 0
+    finally:
+        server.release()
+        if p.poll() is None:
+            p.kill()
+        server.close()

@@ -73,6 +73,7 @@ class Interactive:
         self.agent: Any = None
         self.assistants: list[dict] = []
         self.last_interrupt = 0.0
+        self.compacting = False  # /compact is running (cli/ui/commands.py)
         self.quit = False
         self.draft = ""  # text to refill the input with (after a rewind)
         self.main_task: asyncio.Task | None = None
@@ -218,7 +219,7 @@ class Interactive:
     def _on_sigint(self) -> None:
         """Ctrl-C outside the full-screen input (line mode, or between prompts): abort a
         run; when idle, the second press within two seconds quits."""
-        if self.agent is not None and self.agent.busy:
+        if self.agent is not None and (self.agent.busy or self.compacting):
             self._interrupt(True)
             self.renderer.line(self.renderer.style("interrupting…", "33"))
             return

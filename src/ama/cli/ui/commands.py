@@ -127,12 +127,15 @@ async def cmd_compact(app: Any, arg: str) -> None:
 
     r = app.renderer
     r.line(r.style("compacting… (Esc cancels)", "2"))
+    app.compacting = True  # Ctrl-C as a signal (--line) aborts it too
     try:
         with app.ui.watch(lambda _ctrl_c: app.agent.abort()):
             await app.agent.compact(arg or None)  # the renderer prints compaction_end's notice
     except AmaError as err:
         if err.code == "busy":  # the rest ended in compaction_end, which the renderer showed
             r.line(r.style(err.message, "31"))
+    finally:
+        app.compacting = False
 
 
 async def cmd_context(app: Any, arg: str) -> None:
