@@ -135,3 +135,15 @@ def test_the_footer_shows_the_rates_once_a_reply_streamed() -> None:
     assert footer(agent, 12.4, 0.5) == "p/m · permissions auto · context 12% · $0.5000"
     agent.telemetry = Meter({"last": {"ttftMs": 420, "tps": 48.2}, "avgTps": 51.0})
     assert footer(agent, None, None) == "p/m · permissions auto · TTFT 0.42s · 48 tok/s · avg 51 tok/s"
+
+
+def test_a_long_model_ref_is_shortened_so_the_mode_stays_on_screen() -> None:
+    from types import SimpleNamespace
+
+    from ama.cli.ui.status import footer, short_ref
+
+    assert short_ref("anthropic/claude-sonnet-4-5") == "anthropic/claude-sonnet-4-5"
+    long = "scripted//tmp/pytest-of-root/pytest-123/test_something_long0/ws/p.json"
+    assert short_ref(long) == "scripted/…" + long[-30:] and len(short_ref(long)) == 40
+    agent = SimpleNamespace(model=SimpleNamespace(ref=long), permissions=SimpleNamespace(mode="plan"))
+    assert footer(agent, None, None).startswith("scripted/…") and "· permissions plan" in footer(agent, None, None)

@@ -74,8 +74,21 @@ def context_percent(agent: Any) -> float | None:
         return None
 
 
+#: the longest model ref the footer shows whole: a longer one (a scripted model's file path)
+#: keeps its provider and its end, so the permission mode after it stays on screen
+MODEL_REF_CHARS = 40
+
+
+def short_ref(ref: str, limit: int = MODEL_REF_CHARS) -> str:
+    if len(ref) <= limit:
+        return ref
+    provider, _, rest = ref.partition("/")
+    keep = max(8, limit - len(provider) - 2)
+    return f"{provider}/…{rest[-keep:]}"
+
+
 def footer(agent: Any, percent: float | None, cost: float | None) -> str:
-    parts = [agent.model.ref, f"permissions {agent.permissions.mode}"]
+    parts = [short_ref(agent.model.ref), f"permissions {agent.permissions.mode}"]
     if percent is not None:
         parts.append(f"context {percent:.0f}%")
     if cost is not None:
