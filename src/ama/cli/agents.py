@@ -12,25 +12,18 @@ import os
 import sys
 from typing import Any
 
-from ama.cli.util import one_line, print_json
-from ama.index.helpfmt import Formatter
+from ama.cli.util import list_verb_parser, one_line, print_json
 
 
 def build_parser(prog: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=prog,
+    parser, p = list_verb_parser(
+        prog,
         description="Agent types for the task tool: the built-in general and explore, Markdown definitions in "
         ".ama/agents/ and .claude/agents/ of the project and <config dir>/agents/, and external agents "
         "(claude, codex, acp:<program>).",
         epilog="Exit codes: 0 listed, 2 bad arguments. See docs/agents.md and docs/external-agents.md.",
-        formatter_class=Formatter,
-    )
-    sub = parser.add_subparsers(metavar="COMMAND")
-    p = sub.add_parser(
-        "list",
         help="list the agent types and external agents",
-        formatter_class=Formatter,
-        description="List the agent types a task can run here, project definitions first (a name found twice "
+        list_description="List the agent types a task can run here, project definitions first (a name found twice "
         "keeps the first and warns), then the external agents with installed, version and allowed.",
     )
     p.add_argument("--json", action="store_true", help="print {agents, warnings} as JSON (get_agents' entries)")

@@ -12,8 +12,7 @@ import os
 import sys
 from typing import Any
 
-from ama.cli.util import one_line, print_json
-from ama.index.helpfmt import Formatter
+from ama.cli.util import list_verb_parser, one_line, print_json
 
 
 def _catalog(args: argparse.Namespace) -> Any:
@@ -33,21 +32,15 @@ def _add_common(p: argparse.ArgumentParser, what: str) -> None:
 
 
 def build_skills_parser(prog: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=prog,
+    parser, p = list_verb_parser(
+        prog,
         description="Skills: SKILL.md folders in .ama/skills/ and .claude/skills/ of the project and in "
         "<config dir>/skills/. The model sees their names and descriptions and loads one with the skill tool; "
         "/skill:<name> [args] runs one by hand.",
         epilog="Exit codes: 0 listed (also none, or broken ones: shown with their error), 2 bad arguments. "
         "See docs/skills.md.",
-        formatter_class=Formatter,
-    )
-    sub = parser.add_subparsers(metavar="COMMAND")
-    p = sub.add_parser(
-        "list",
         help="list the skills the agent would find here",
-        formatter_class=Formatter,
-        description="List the skills found for this project, project ones first; a name found twice keeps the "
+        list_description="List the skills found for this project, project ones first; a name found twice keeps the "
         "project's and says which file it shadows. Broken SKILL.md files are listed with the file, line and reason.",
     )
     _add_common(p, "skills, errors")
@@ -56,21 +49,15 @@ def build_skills_parser(prog: str) -> argparse.ArgumentParser:
 
 
 def build_templates_parser(prog: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=prog,
+    parser, p = list_verb_parser(
+        prog,
         description="Prompt templates: Markdown files in .ama/prompts/, .ama/commands/ and .claude/commands/ of "
         "the project and in <config dir>/prompts/; /NAME [args] sends the file's text with $ARGUMENTS and $1..$9 "
         "filled in (interactive UI, -p and RPC prompt).",
         epilog="Exit codes: 0 listed (also none, or broken ones: shown with their error), 2 bad arguments. "
         "See docs/skills.md.",
-        formatter_class=Formatter,
-    )
-    sub = parser.add_subparsers(metavar="COMMAND")
-    p = sub.add_parser(
-        "list",
         help="list the prompt templates the agent would find here",
-        formatter_class=Formatter,
-        description="List the prompt templates found for this project, project ones first, with their argument "
+        list_description="List the prompt templates found for this project, project ones first, with their argument "
         "hint and file; a broken template is listed with the file, line and reason.",
     )
     _add_common(p, "templates")

@@ -64,3 +64,16 @@ def sessions_dir(args: Any) -> str:
     from ama.config.paths import sessions_dir as resolve
 
     return str(resolve(getattr(args, "session_dir", None)))
+
+
+def list_verb_parser(prog: str, *, description: str, epilog: str, help: str, list_description: str) -> tuple[Any, Any]:
+    """``(parser, list parser)`` of a command whose one verb is ``list`` (``ama skills``,
+    ``ama templates``, ``ama agents``): the caller adds the list parser's options and func."""
+    import argparse
+
+    from ama.index.helpfmt import Formatter
+
+    parser = argparse.ArgumentParser(prog=prog, description=description, epilog=epilog, formatter_class=Formatter)
+    sub = parser.add_subparsers(metavar="COMMAND")
+    p = sub.add_parser("list", help=help, formatter_class=Formatter, description=list_description)
+    return parser, p
