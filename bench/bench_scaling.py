@@ -1,24 +1,31 @@
-"""Scaling of the session index, `ama stats`, `ama sessions search` and opening a big session.
+"""Scaling of the session index, `ama stats`, `ama sessions search`, opening a big session and
+RPC start-up: the rows and targets of issue 20.
 
-    python bench/bench_scaling.py --dir /tmp/ama-scaling                      # this tree
-    python bench/bench_scaling.py --dir /tmp/ama-scaling --baseline OLD/src   # and another tree
-    python bench/bench_scaling.py ... --write                                # update docs/performance.md
+    python bench/bench_scaling.py                                   # this tree, every shape and size
+    python bench/bench_scaling.py --baseline OLD/src                # and another tree, interleaved
+    python bench/bench_scaling.py --shapes spaced --sizes 1000      # a part
+    python bench/bench_scaling.py ... --write                       # update docs/performance.md
 
 Generates (once, into --dir) the issue's shapes with `bench/gen_sessions.py`: 100, 1,000 and
-10,000 sessions written with Python's JSON spacing and a vocabulary that grows with the data
-(`--json spaced --vocab 1000000`), and one 50,000-entry session of about 207 MB.  Every command
-is a fresh process (`python -m ama`); each row gives the median wall time of --runs runs and
-the largest peak RSS; an index build is timed once per size from an empty ama home.  With
---baseline the same rows are measured for another source tree in the same run (interleaved
-per row), so that the two can be compared on a shared machine.  Delete --dir afterwards: the
-sets take about 1 GB.
+10,000 sessions in two JSON layouts -- `spaced` (Python's `json` separators, as other programs
+write) and `compact` (as ama writes) -- with a vocabulary that grows with the data
+(`--vocab 1000000`), and one 50,000-entry session of about 207 MB in each layout.  Every
+command is a fresh process (`python -m ama`, compiled bytecode); each row gives the median
+wall time of --runs runs, the median CPU time (user + system, forked children included) and
+the largest peak RSS; an index build is timed once per set from an empty ama home.  `rg -i`
+over the same files is measured for the cold search's bound (at most 4x), and `python -c
+pass` for the floor under every row.  With --baseline the same rows are measured for another
+source tree in the same run (interleaved per row).  The sets take about 2 GB: delete --dir
+afterwards.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -30,64 +37,75 @@ sys.path.insert(0, str(ROOT))
 from bench.harness import measure, write_section  # noqa: E402
 
 SIZES = (100, 1000, 10000)
+SHAPES = ("spaced", "compact")
 TITLE = "Scaling"
+KEYWORD = "xyzzy"  # in no generated session
 
 
-def generate(base: Path) -> dict[str, Path]:
+def generate(base: Path, shapes: list[str], sizes: list[int], big: bool) -> dict[str, Path]:
     gen = [sys.executable, str(ROOT / "bench" / "gen_sessions.py")]
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     sets = {}
-    for n in SIZES:
-        d = base / f"spaced-{n}"
-        if not d.exists():
-            subprocess.run([*gen, "--out", str(d), "--sessions", str(n), "--json", "spaced", "--vocab", "1000000"],
-                           check=True, env=env)  # fmt: skip
-        sets[str(n)] = d
-    big = base / "big"
-    if not big.exists():
-        subprocess.run([*gen, "--out", str(big), "--big", "50000", "--result-bytes", "9000", "--json", "spaced"],
-                       check=True, env=env, stdout=subprocess.DEVNULL)  # fmt: skip
-    sets["big"] = big
+    for shape in shapes:
+        for n in sizes:
+            d = base / f"{shape}-{n}"
+            if not d.exists():
+                subprocess.run([*gen, "--out", str(d), "--sessions", str(n), "--json", shape, "--vocab", "1000000"],
+                               check=True, env=env)  # fmt: skip
+            sets[f"{shape}-{n}"] = d
+        if big:
+            d = base / ("big" if shape == "spaced" else f"big-{shape}")
+            if not d.exists():
+                subprocess.run([*gen, "--out", str(d), "--big", "50000", "--result-bytes", "9000", "--json", shape],
+                               check=True, env=env, stdout=subprocess.DEVNULL)  # fmt: skip
+            sets[f"big-{shape}"] = d
     return sets
 
 
+def _env(src: str, home: Path) -> dict:
+    env = {**os.environ, "AMA_HOME": str(home), "PYTHONPATH": src}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # run as an installed package would: with bytecode
+    env.pop("AMA_SCAN_WORKERS", None)
+    return env
+
+
 def build_once(src: str, sessions: Path, home: Path) -> dict:
-    """One index build from an empty home: wall time and the child's peak RSS."""
+    """One index build from an empty home: wall time, CPU time and the child's peak RSS."""
     shutil.rmtree(home, ignore_errors=True)
-    env = _env(src, home)
     t0 = time.perf_counter()
-    p = subprocess.Popen([sys.executable, "-m", "ama", "doctor", "--reindex", "--session-dir", str(sessions)], env=env,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    p = subprocess.Popen([sys.executable, "-m", "ama", "doctor", "--reindex", "--session-dir", str(sessions)],
+                         env=_env(src, home), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     _, status, usage = os.wait4(p.pid, 0)
     ms = (time.perf_counter() - t0) * 1000
     if os.waitstatus_to_exitcode(status) not in (0, 1) or not (home / "index.db").exists():
         raise SystemExit(f"the index build over {sessions} failed")
-    return {"median_ms": round(ms, 1), "peak_rss_mb": round(usage.ru_maxrss / 1024, 1)}
+    return {"median_ms": round(ms, 1), "cpu_ms": round((usage.ru_utime + usage.ru_stime) * 1000, 1),
+            "peak_rss_mb": round(usage.ru_maxrss / 1024, 1)}  # fmt: skip
 
 
-def rpc_resume(src: str, session: Path, work: Path, runs: int) -> dict:
-    """``ama --mode rpc --resume <copy of the session>``: start until the response to a first
-    ``get_state`` (the session loaded, the agent composed), median of ``runs``; peak RSS."""
-    import json
-    import statistics
-
-    work.mkdir(parents=True, exist_ok=True)
+def _rpc_config(work: Path) -> None:
     models = [{"id": "bench", "name": "bench", "reasoning": False, "input": ["text"], "contextWindow": 100000,
                "maxTokens": 4096, "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}}]  # fmt: skip
-    providers = {
-        "local": {
-            "api": "openai-completions",
-            "baseUrl": "http://127.0.0.1:9/v1",
-            "apiKey": "x",
-            "models": models,
-        }
-    }
+    providers = {"local": {"api": "openai-completions", "baseUrl": "http://127.0.0.1:9/v1", "apiKey": "x", "models": models}}
+    work.mkdir(parents=True, exist_ok=True)
     (work / "config.json").write_text(json.dumps({"providers": providers}))
-    times, peak = [], 0.0
-    for _ in range(runs):
-        copy = work / session.name
-        shutil.copyfile(session, copy)
-        argv = [sys.executable, "-m", "ama", "--mode", "rpc", "--model", "local/bench", "--resume", str(copy)]
+
+
+def rpc_start(src: str, work: Path, runs: int, session: Path | None = None) -> dict:
+    """``ama --mode rpc`` from start until the response to a first ``get_state`` (with
+    ``session``: ``--resume`` a fresh copy of it, else ``--no-session``); median wall and CPU
+    of ``runs`` after one warm-up, and the peak RSS."""
+    _rpc_config(work)
+    times, cpu, peak = [], [], 0.0
+    for i in range(runs + 1):
+        argv = [sys.executable, "-m", "ama", "--mode", "rpc", "--model", "local/bench"]
+        copy = None
+        if session is not None:
+            copy = work / session.name
+            shutil.copyfile(session, copy)
+            argv += ["--resume", str(copy)]
+        else:
+            argv.append("--no-session")
         t0 = time.perf_counter()
         p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                              env=_env(src, work), cwd=str(work))  # fmt: skip
@@ -101,118 +119,199 @@ def rpc_resume(src: str, session: Path, work: Path, runs: int) -> dict:
                     raise SystemExit(f"get_state failed: {m}")
                 break
         else:
-            raise SystemExit("ama --mode rpc --resume exited before answering")
-        times.append((time.perf_counter() - t0) * 1000)
+            raise SystemExit("ama --mode rpc exited before answering")
+        dt = (time.perf_counter() - t0) * 1000
         p.stdin.close()
+        p.stdout.close()
         _, _status, usage = os.wait4(p.pid, 0)
-        peak = max(peak, usage.ru_maxrss / 1024)
-        copy.unlink()
-    return {"median_ms": round(statistics.median(times), 1), "peak_rss_mb": round(peak, 1)}
+        if i:
+            times.append(dt)
+            cpu.append((usage.ru_utime + usage.ru_stime) * 1000)
+            peak = max(peak, usage.ru_maxrss / 1024)
+        if copy is not None:
+            copy.unlink()
+    return {"median_ms": round(statistics.median(times), 1), "cpu_ms": round(statistics.median(cpu), 1),
+            "peak_rss_mb": round(peak, 1)}  # fmt: skip
 
 
-def _env(src: str, home: Path) -> dict:
-    env = {**os.environ, "AMA_HOME": str(home), "PYTHONPATH": src}
-    env.pop("PYTHONDONTWRITEBYTECODE", None)  # run as an installed package would: with bytecode
-    env.pop("AMA_SCAN_WORKERS", None)
-    return env
+class Table:
+    """Rows of ``label -> {tree: result}``, printed as they come."""
+
+    def __init__(self, trees: list[str]) -> None:
+        self.trees = trees
+        self.rows: list[tuple[str, str, dict[str, dict]]] = []  # (key, label, results)
+
+    def add(self, key: str, label: str, results: dict[str, dict]) -> None:
+        self.rows.append((key, label, results))
+        cells = "  ".join(
+            f"{k}: {r['median_ms']:.0f} ms (CPU {r.get('cpu_ms', 0):.0f}) {r['peak_rss_mb']:.0f} MiB" for k, r in results.items()
+        )
+        print(f"{label:<64} {cells}", flush=True)
+
+    def get(self, key: str, tree: str) -> dict | None:
+        for k, _label, res in self.rows:
+            if k == key:
+                return res.get(tree)
+        return None
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dir", default="/tmp/ama-scaling")
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--shapes", default=",".join(SHAPES), help="comma-separated: spaced, compact")
+    ap.add_argument("--sizes", default=",".join(map(str, SIZES)), help="comma-separated session counts")
+    ap.add_argument("--no-big", action="store_true", help="skip the 50,000-entry session")
+    ap.add_argument("--no-rpc", action="store_true", help="skip RPC start-up")
     ap.add_argument("--baseline", help="another tree's src/ directory, measured alongside")
-    ap.add_argument(
-        "--write", action="store_true", help=f"update the '{TITLE}' section of docs/performance.md"
-    )
+    ap.add_argument("--write", action="store_true", help=f"update the '{TITLE}' section of docs/performance.md")
     a = ap.parse_args()
+    shapes = [s for s in a.shapes.split(",") if s]
+    bad = [s for s in shapes if s not in SHAPES]
+    if bad:
+        ap.error(f"unknown shape {bad[0]!r} (use {', '.join(SHAPES)})")
+    sizes = [int(s) for s in a.sizes.split(",") if s]
     base = Path(a.dir)
-    sets = generate(base)
+    sets = generate(base, shapes, sizes, not a.no_big)
     trees = {"this tree": str(ROOT / "src")}
     if a.baseline:
         trees["baseline"] = os.path.abspath(a.baseline)
     for src in trees.values():
         subprocess.run([sys.executable, "-m", "compileall", "-q", src], check=True, stdout=subprocess.DEVNULL)
-    rows: list[tuple[str, dict[str, dict]]] = []
+    t = Table(list(trees))
 
-    def row(label: str, results: dict[str, dict]) -> None:
-        rows.append((label, results))
-        cells = "  ".join(
-            f"{k}: {r['median_ms']:.0f} ms {r['peak_rss_mb']:.0f} MiB" for k, r in results.items()
-        )
-        print(f"{label:<58} {cells}", flush=True)
+    def run(key: str, label: str, argv: list[str], home_of: dict[str, Path]) -> None:
+        t.add(key, label, {k: measure([sys.executable, "-m", "ama", *argv], a.runs, env=_env(src, home_of[k]))
+                           for k, src in trees.items()})  # fmt: skip
 
-    def run(label: str, argv: list[str], home_of: dict[str, Path]) -> None:
-        row(label, {k: measure([sys.executable, "-m", "ama", *argv], a.runs, env=_env(src, home_of[k]))
-                    for k, src in trees.items()})  # fmt: skip
-
-    row("`python -c pass`", {k: measure([sys.executable, "-c", "pass"], a.runs) for k in trees})
-    for n in SIZES:
-        sessions = sets[str(n)]
-        size = sum(p.stat().st_size for p in sessions.rglob("*.jsonl")) / 1e6
-        homes = {k: base / f"home-{i}-{n}" for i, k in enumerate(trees)}
-        sd = ["--session-dir", str(sessions)]
-        row(
-            f"{n:,} sessions ({size:.0f} MB): index build",
-            {k: build_once(src, sessions, homes[k]) for k, src in trees.items()},
-        )
-        run(f"{n:,} sessions: `stats --all --no-cache`", ["stats", "--all", "--no-cache", *sd], homes)
-        run(f"{n:,} sessions: `stats --all` (indexed)", ["stats", "--all", *sd], homes)
-        run(
-            f"{n:,} sessions: `sessions search xyzzy --all --no-cache`",
-            ["sessions", "search", "xyzzy", "--all", "--no-cache", *sd],
-            homes,
-        )
-        run(
-            f"{n:,} sessions: `sessions search xyzzy --all` (indexed)",
-            ["sessions", "search", "xyzzy", "--all", *sd],
-            homes,
-        )
-        run(f"{n:,} sessions: `sessions list --all` (indexed)", ["sessions", "list", "--all", *sd], homes)
-        for h in homes.values():
-            shutil.rmtree(h, ignore_errors=True)
-    big = next(sets["big"].rglob("*.jsonl"))
-    homes = {k: base / f"home-{i}-big" for i, k in enumerate(trees)}
-    mb = big.stat().st_size / 1e6
-    run(f"50,000-entry session ({mb:.0f} MB): `sessions show`", ["sessions", "show", str(big)], homes)
-    run(
-        f"50,000-entry session ({mb:.0f} MB): `sessions show --json --context`",
-        ["sessions", "show", "--json", "--context", str(big)],
-        homes,
-    )
-    row(f"50,000-entry session ({mb:.0f} MB): RPC `--resume`, start → first `get_state`", {
-        k: rpc_resume(src, big, base / f"rpc-{i}", a.runs) for i, (k, src) in enumerate(trees.items())
-    })  # fmt: skip
-    text = _table(rows, list(trees), a)
+    floor = measure([sys.executable, "-c", "pass"], a.runs)
+    t.add("floor", "`python -c pass` (the floor under every row)", dict.fromkeys(trees, floor))
+    for shape in shapes:
+        for n in sizes:
+            sessions = sets[f"{shape}-{n}"]
+            size = sum(p.stat().st_size for p in sessions.rglob("*.jsonl")) / 1e6
+            homes = {k: base / f"home-{i}-{shape}-{n}" for i, k in enumerate(trees)}
+            sd = ["--session-dir", str(sessions)]
+            name = f"{n:,} {shape}"
+            rg = measure(["rg", "-i", KEYWORD, str(sessions)], a.runs, ok=(0, 1))
+            t.add(f"rg-{shape}-{n}", f"{name} ({size:.0f} MB): `rg -i {KEYWORD}`", dict.fromkeys(trees, rg))
+            t.add(f"build-{shape}-{n}", f"{name}: index build (`doctor --reindex`)",
+                  {k: build_once(src, sessions, homes[k]) for k, src in trees.items()})  # fmt: skip
+            run(f"cstats-{shape}-{n}", f"{name}: `stats --all --no-cache`", ["stats", "--all", "--no-cache", *sd], homes)
+            run(f"istats-{shape}-{n}", f"{name}: `stats --all` (indexed)", ["stats", "--all", *sd], homes)
+            run(f"csearch-{shape}-{n}", f"{name}: `sessions search {KEYWORD} --all --no-cache`",
+                ["sessions", "search", KEYWORD, "--all", "--no-cache", *sd], homes)  # fmt: skip
+            run(f"isearch-{shape}-{n}", f"{name}: `sessions search {KEYWORD} --all` (indexed)",
+                ["sessions", "search", KEYWORD, "--all", *sd], homes)  # fmt: skip
+            run(f"list-{shape}-{n}", f"{name}: `sessions list --all` (indexed)", ["sessions", "list", "--all", *sd], homes)
+            for h in homes.values():
+                shutil.rmtree(h, ignore_errors=True)
+        if not a.no_big:
+            big = next(sets[f"big-{shape}"].rglob("*.jsonl"))
+            homes = {k: base / f"home-{i}-big" for i, k in enumerate(trees)}
+            mb = big.stat().st_size / 1e6
+            name = f"50,000-entry {shape} session ({mb:.0f} MB)"
+            run(f"show-{shape}", f"{name}: `sessions show`", ["sessions", "show", str(big)], homes)
+            run(f"showjson-{shape}", f"{name}: `sessions show --json --context`",
+                ["sessions", "show", "--json", "--context", str(big)], homes)  # fmt: skip
+            t.add(f"resume-{shape}", f"{name}: RPC `--resume`, start → first `get_state`",
+                  {k: rpc_start(src, base / f"rpc-{i}", a.runs, big) for i, (k, src) in enumerate(trees.items())})  # fmt: skip
+            for h in homes.values():
+                shutil.rmtree(h, ignore_errors=True)
+    if not a.no_rpc:
+        t.add("rpc", "RPC start (`--no-session`) → first `get_state` response",
+              {k: rpc_start(src, base / f"rpc-{i}", a.runs * 2) for i, (k, src) in enumerate(trees.items())})  # fmt: skip
+    text = _table(t, a, sets)
     print(text)
     if a.write:
         write_section(TITLE, text)
     return 0
 
 
-def _table(rows: list[tuple[str, dict[str, dict]]], trees: list[str], a: argparse.Namespace) -> str:
+def _targets(t: Table, sets: dict[str, Path]) -> list[tuple[str, str, str]]:
+    """``(target, this tree's value, met?)`` for every target of the issue that was measured."""
+    me = "this tree"
+    out = []
+
+    def ms(key: str) -> float | None:
+        r = t.get(key, me)
+        return None if r is None else r["median_ms"]
+
+    def check(label: str, value: str, ok: bool) -> None:
+        out.append((label, value, "met" if ok else "**missed**"))
+
+    for shape in SHAPES:
+        v = ms(f"cstats-{shape}-1000")
+        if v is not None:
+            check(f"`stats`, 1,000 {shape}, no index ≤ 160 ms", f"{v:.0f} ms", v <= 160)
+        v, rg = ms(f"csearch-{shape}-1000"), ms(f"rg-{shape}-1000")
+        if v is not None and rg is not None:
+            check(f"`sessions search` no match, 1,000 {shape}, no index ≤ 150 ms and ≤ 4× `rg -i`",
+                  f"{v:.0f} ms = {v / rg:.1f}× rg ({rg:.0f} ms)", v <= 150 and v <= 4 * rg)  # fmt: skip
+        for what in ("istats", "isearch"):
+            v = ms(f"{what}-{shape}-1000")
+            if v is not None:
+                check(f"{'stats' if what == 'istats' else 'search'} with the index, 1,000 {shape} ≤ 50 ms",
+                      f"{v:.0f} ms", v <= 50)  # fmt: skip
+        for what in ("istats", "list"):
+            v = ms(f"{what}-{shape}-10000")
+            if v is not None:
+                check(f"{'stats' if what == 'istats' else 'list'} with the index, 10,000 {shape} ≤ 80 ms",
+                      f"{v:.0f} ms", v <= 80)  # fmt: skip
+        b1, b10 = ms(f"build-{shape}-1000"), ms(f"build-{shape}-10000")
+        if b10 is not None:
+            ratio = f", {b10 / b1:.1f}× the 1,000 build" if b1 else ""
+            check(f"index build, 10,000 {shape} ≤ 15 s (linear)", f"{b10 / 1000:.1f} s{ratio}", b10 <= 15000)
+        big = sets.get(f"big-{shape}")
+        if big is not None:
+            fsize = next(big.rglob("*.jsonl")).stat().st_size / 2**20  # MiB, as the peak RSS
+            for key, what in ((f"show-{shape}", "`sessions show`"), (f"resume-{shape}", "RPC resume")):
+                r = t.get(key, me)
+                if r is not None:
+                    check(f"open the 50,000-entry {shape} session: {what} ≤ 1 s, ≤ 1.5× the file",
+                          f"{r['median_ms']:.0f} ms, {r['peak_rss_mb']:.0f} MiB = {r['peak_rss_mb'] / fsize:.2f}×",
+                          r["median_ms"] <= 1000 and r["peak_rss_mb"] <= 1.5 * fsize)  # fmt: skip
+    v = ms("rpc")
+    if v is not None:
+        check("RPC start → first response ≤ 100 ms", f"{v:.0f} ms", v <= 100)
+    return out
+
+
+def _table(t: Table, a: argparse.Namespace, sets: dict[str, Path]) -> str:
     import platform
 
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    cmd = (
-        "python bench/bench_scaling.py"
-        + (" --baseline <tree before>/src" if a.baseline else "")
-        + f" --runs {a.runs} --write"
-    )
-    head = "| what | " + " | ".join(f"{t}: time | {t}: peak RSS" for t in trees) + " |"
+    cmd = "python bench/bench_scaling.py" + (" --baseline <tree before>/src" if a.baseline else "") + f" --runs {a.runs}"
+    if a.shapes != ",".join(SHAPES):
+        cmd += f" --shapes {a.shapes}"
+    if a.sizes != ",".join(map(str, SIZES)):
+        cmd += f" --sizes {a.sizes}"
+    cmd += (" --no-big" if a.no_big else "") + (" --no-rpc" if a.no_rpc else "") + " --write"
+    head = "| what | " + " | ".join(f"{k}: wall | {k}: CPU | {k}: peak RSS" for k in t.trees) + " |"
+    floor = t.get("floor", t.trees[0])
     lines = [
         f"## {TITLE}",
         "",
-        f"Produced by `{cmd}` on {time.strftime('%Y-%m-%d')} (medians of fresh processes; builds once per size).",
+        f"Produced by `{cmd}` on {time.strftime('%Y-%m-%d')}: medians of {a.runs} fresh processes (builds once per set),",
+        "CPU = user + system time of the process and its forked children.",
         f"Machine: {platform.system()} {platform.release()}, {os.cpu_count()} CPUs, Python {platform.python_version()},"
-        f" load average {load} at the end (shared: compare the columns of one row).",
+        f" load average {load} at the end.",
+        f"Every row includes starting the interpreter: `python -c pass` took {floor['median_ms']:.0f} ms here"
+        " (this container's `.pth` hook imports `certifi`: about 25 ms of it)." if floor else "",
         "",
         head,
-        "| --- |" + " ---: | ---: |" * len(trees),
+        "| --- |" + " ---: | ---: | ---: |" * len(t.trees),
     ]
-    for label, res in rows:
-        cells = " | ".join(f"{res[t]['median_ms']:.0f} ms | {res[t]['peak_rss_mb']:.0f} MiB" for t in trees)
+    for _key, label, res in t.rows:
+        cells = " | ".join(
+            f"{res[k]['median_ms']:.0f} ms | {res[k].get('cpu_ms', 0):.0f} ms | {res[k]['peak_rss_mb']:.0f} MiB"
+            for k in t.trees
+        )
         lines.append(f"| {label} | {cells} |")
+    targets = _targets(t, sets)
+    if targets:
+        lines += ["", "Targets of issue 20 (this tree):", "", "| target | measured | status |", "| --- | ---: | --- |"]
+        lines += [f"| {label} | {value} | {ok} |" for label, value, ok in targets]
     return "\n".join(lines) + "\n"
 
 
