@@ -85,9 +85,10 @@ class ProjectedContext:
     model: ModelRef | None = None
     thinking_level: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "messages": msgspec.to_builtins(self.messages),
+    def to_json(self, *, messages: bool = True) -> dict[str, Any]:
+        """The context as plain data (``messages=False``: all but the messages)."""
+        out = {"messages": msgspec.to_builtins(self.messages)} if messages else {}
+        return out | {
             "entryIds": [list(x) for x in self.entry_ids],
             "model": None
             if self.model is None
