@@ -1,6 +1,6 @@
 """``sessions show`` reads a session in one walk that keeps no entry (session/overview.py)
 and the reader has a fast path for well-formed lines: both must give exactly what the
-eager path gives -- the reader as it was (tests/session/reader_oracle.py), the tree, the
+eager path gives -- the reader as it was (tests/session/oracles.py), the tree, the
 counts, the user messages, labels, name, and derive's metadata -- on compact, spaced and
 key-reordered files, with damaged lines of any bytes."""
 
@@ -37,7 +37,7 @@ from ama.session.reader import MAP_BYTES, map_fd, open_regular, parse_session
 from ama.session.store import Session
 from ama.session.tree import SessionTree
 from tests.session.helpers import assistant, result, user
-from tests.session.reader_oracle import reference_parse
+from tests.session.oracles import reference_parse
 
 # --- the files -------------------------------------------------------------------------
 

@@ -1,5 +1,6 @@
-"""The session reader as it was written before its fast path (a line split, then every line
-through the same steps), kept as the reference the reader's answers are compared with."""
+"""References the fast paths are compared with: the session reader as it was written before
+its fast path (a line split, then every line through the same steps), and the projection
+as it was written before its passes were merged."""
 
 from __future__ import annotations
 
@@ -7,14 +8,30 @@ from typing import Any
 
 import msgspec
 
+from ama.messages import AssistantMessage, ContextMessage, SystemMessage, UserMessage, text_of
 from ama.session.entries import (
     CURRENT_VERSION,
     ENTRY_TYPES,
+    AnyEntry,
+    CompactionEntry,
+    ContextEditEntry,
+    CustomMessageEntry,
     LeafLine,
     Line,
+    MessageEntry,
+    ModelChangeEntry,
     SessionHeader,
+    ThinkingLevelChangeEntry,
     UnknownEntry,
     is_leaf_mark,
+)
+from ama.session.projection import (
+    REWIND_NOTE,
+    ModelRef,
+    ProjectedContext,
+    _pair_tool_calls,
+    _to_message,
+    _with_replacement,
 )
 from ama.session.reader import DamagedLine, SessionData
 
@@ -129,4 +146,92 @@ def reference_parse(data: bytes) -> SessionData:
     if not header_seen:
         out.header_error = "the file is empty"
     out.leaf_id = leaf
+    return out
+
+
+# --- the projection ----------------------------------------------------------------------
+
+
+def _is_system(e: AnyEntry) -> bool:
+    return isinstance(e, MessageEntry) and isinstance(e.message, SystemMessage)
+
+
+def _drop_superseded_notes(entries: list[AnyEntry]) -> list[AnyEntry]:
+    drop: set[int] = set()
+    last_note = -1
+    for i, e in enumerate(entries):
+        if isinstance(e, CustomMessageEntry) and e.custom_type == REWIND_NOTE:
+            if last_note >= 0:
+                drop.add(last_note)
+            last_note = i
+        elif isinstance(e, MessageEntry) and isinstance(e.message, UserMessage):
+            last_note = -1
+    return [e for i, e in enumerate(entries) if i not in drop] if drop else entries
+
+
+def reference_project(branch: list[AnyEntry]) -> ProjectedContext:
+    out = ProjectedContext()
+    edits: dict[str, str | None] = {}
+    compaction_at = -1
+    for i, e in enumerate(branch):
+        if isinstance(e, ContextEditEntry):
+            edits[e.target_id] = e.replacement
+        elif isinstance(e, CompactionEntry):
+            compaction_at = i
+        elif isinstance(e, ModelChangeEntry):
+            out.model = ModelRef(e.provider, e.model_id, e.channel if isinstance(e.channel, str) else None)
+        elif isinstance(e, ThinkingLevelChangeEntry):
+            out.thinking_level = e.thinking_level
+        elif isinstance(e, MessageEntry) and isinstance(e.message, AssistantMessage):
+            am = e.message
+            if am.provider and am.model and (out.model is None or out.model.ref != f"{am.provider}/{am.model}"):
+                out.model = ModelRef(am.provider, am.model)
+
+    def mapped(e: AnyEntry) -> ContextMessage | None:
+        if e.id in edits:
+            replacement = edits[e.id]
+            if replacement is None:
+                return None
+            m = _to_message(e)
+            return None if m is None else _with_replacement(m, replacement)
+        return _to_message(e)
+
+    messages: list[ContextMessage] = []
+    ids: list[tuple[str, ...]] = []
+    systems: list[tuple[str, ContextMessage]] = []
+    for e in branch:
+        if _is_system(e):
+            m = mapped(e)
+            if m is not None:
+                systems.append((e.id, m))
+    if systems:
+        if len(systems) == 1:
+            messages.append(systems[0][1])
+        else:
+            text = "\n\n".join(text_of(m.content) for _, m in systems)  # type: ignore[union-attr]
+            messages.append(SystemMessage(content=text, timestamp=systems[-1][1].timestamp))
+        ids.append(tuple(i for i, _ in systems))
+    if compaction_at >= 0:
+        comp = branch[compaction_at]
+        assert isinstance(comp, CompactionEntry)
+        summary = mapped(comp)
+        if summary is not None:
+            messages.append(summary)
+            ids.append((comp.id,))
+        kept_from = compaction_at
+        for j in range(compaction_at):
+            if branch[j].id == comp.first_kept_entry_id:
+                kept_from = j
+                break
+        kept = [e for e in branch[kept_from:compaction_at] if not isinstance(e, CompactionEntry)]
+        window = kept + branch[compaction_at + 1 :]
+    else:
+        window = branch
+    selected = _drop_superseded_notes([e for e in window if not _is_system(e)])
+    for e in selected:
+        m = mapped(e)
+        if m is not None:
+            messages.append(m)
+            ids.append((e.id,))
+    out.messages, out.entry_ids = _pair_tool_calls(messages, ids)
     return out
