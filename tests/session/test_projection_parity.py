@@ -107,3 +107,17 @@ def test_runs_of_rewind_notes_edited_and_not() -> None:
     assert got == reference_project(branch)
     notes = [m for m in got.messages if getattr(m, "custom_type", None) == REWIND_NOTE]
     assert [m.content for m in notes] == ["note2", "note4", "note5"]  # type: ignore[attr-defined]
+
+
+def test_the_messages_are_those_of_the_branch_as_it_was_given() -> None:
+    """The model and thinking level are found at once, the messages mapped when first
+    asked for: from the branch as it was when projected, whatever became of the list."""
+    ops = [("model_change", 1, 1), ("user", 1, 1), ("asst", 2, 1), ("result", 1, 1), ("thinking", 2, 0), ("user", 3, 1)]
+    branch = build(ops)
+    want = reference_project(list(branch))
+    ctx = project(branch)
+    assert (ctx.model, ctx.thinking_level) == (want.model, want.thinking_level) != (None, None)
+    branch.clear()
+    assert ctx.messages == want.messages and ctx.entry_ids == want.entry_ids and len(ctx.messages) == 5
+    ctx.messages = ctx.messages[:1]  # set, as a caller may
+    assert len(ctx.messages) == 1 and len(ctx.entry_ids) == 5

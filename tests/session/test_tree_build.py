@@ -46,11 +46,16 @@ def test_the_remembered_path_follows_appends_and_moves(sessions_dir: Path) -> No
         tree.add(e)
         if i % 3 == 0:
             assert tree.path_ids() == path_of(tree.leaf_id, tree.parent)
+        if i % 5 == 0:
+            got = tree.branch()
+            assert got == [tree.by_id[x] for x in path_of(tree.leaf_id, tree.parent)]
+            got.clear()  # the caller's copy
         if i % 7 == 0 and i:
             other = data.entries[i // 2].id
             assert tree.path_ids(other) == path_of(other, tree.parent)
     for e in data.entries:
         tree.set_leaf(e.id)
+        assert tree.branch() == [tree.by_id[x] for x in path_of(e.id, tree.parent)]
         got = tree.path_ids()
         assert got == path_of(e.id, tree.parent)
         got.append("x")  # the caller's copy

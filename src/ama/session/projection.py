@@ -28,7 +28,8 @@ that only acts on damaged or interrupted files:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -76,14 +77,70 @@ class ModelRef:
         return f"{self.provider}/{self.model_id}"
 
 
-@dataclass
 class ProjectedContext:
-    messages: list[ContextMessage] = field(default_factory=list)
-    #: for each message, the ids of the entries it came from (several for the folded
-    #: system checkpoint, none for a synthetic tool result)
-    entry_ids: list[tuple[str, ...]] = field(default_factory=list)
-    model: ModelRef | None = None
-    thinking_level: str | None = None
+    """The context of a branch: its ``messages``, for each the ``entry_ids`` it came from
+    (several for the folded system checkpoint, none for a synthetic tool result), and the
+    ``model`` and ``thinking_level`` in effect.
+
+    :func:`project` finds the model and the thinking level at once and maps the messages
+    when they are first asked for: resuming a long session needs the model before the
+    first prompt, the messages only with it."""
+
+    def __init__(
+        self,
+        messages: list[ContextMessage] | None = None,
+        entry_ids: list[tuple[str, ...]] | None = None,
+        model: ModelRef | None = None,
+        thinking_level: str | None = None,
+    ) -> None:
+        self._messages: list[ContextMessage] = messages if messages is not None else []
+        self._entry_ids: list[tuple[str, ...]] = entry_ids if entry_ids is not None else []
+        self.model = model
+        self.thinking_level = thinking_level
+        self._pending: Callable[[], tuple[list[ContextMessage], list[tuple[str, ...]]]] | None = None
+
+    def _settle(self) -> None:
+        if self._pending is not None:
+            make, self._pending = self._pending, None
+            self._messages, self._entry_ids = make()
+
+    @property
+    def messages(self) -> list[ContextMessage]:
+        self._settle()
+        return self._messages
+
+    @messages.setter
+    def messages(self, value: list[ContextMessage]) -> None:
+        self._settle()
+        self._messages = value
+
+    @property
+    def entry_ids(self) -> list[tuple[str, ...]]:
+        self._settle()
+        return self._entry_ids
+
+    @entry_ids.setter
+    def entry_ids(self, value: list[tuple[str, ...]]) -> None:
+        self._settle()
+        self._entry_ids = value
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ProjectedContext):
+            return NotImplemented
+        return (self.messages, self.entry_ids, self.model, self.thinking_level) == (
+            other.messages,
+            other.entry_ids,
+            other.model,
+            other.thinking_level,
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (
+            f"ProjectedContext(messages={self.messages!r}, entry_ids={self.entry_ids!r}, "
+            f"model={self.model!r}, thinking_level={self.thinking_level!r})"
+        )
 
     def to_json(self, *, messages: bool = True) -> dict[str, Any]:
         """The context as plain data (``messages=False``: all but the messages)."""
@@ -162,6 +219,15 @@ def project(branch: list[AnyEntry]) -> ProjectedContext:
         elif isinstance(e, ThinkingLevelChangeEntry):
             out.thinking_level = e.thinking_level
     out.model = model
+    snapshot = list(branch)  # the caller's list may change before the messages are asked for
+    out._pending = lambda: _messages(snapshot, edits, compaction_at, system_at)
+    return out
+
+
+def _messages(
+    branch: list[AnyEntry], edits: dict[str, str | None], compaction_at: int, system_at: list[int]
+) -> tuple[list[ContextMessage], list[tuple[str, ...]]]:
+    """Steps 1, 2, 3 and 5 of :func:`project`."""
 
     def mapped(e: AnyEntry) -> ContextMessage | None:
         if e.id in edits:
@@ -247,8 +313,7 @@ def project(branch: list[AnyEntry]) -> ProjectedContext:
         ids = kept_ids
         messages = [m for m in messages if m is not None]
 
-    out.messages, out.entry_ids = _pair_tool_calls(messages, ids)  # type: ignore[arg-type]
-    return out
+    return _pair_tool_calls(messages, ids)  # type: ignore[arg-type]
 
 
 def _pair_tool_calls(

@@ -36,8 +36,9 @@ class SessionTree:
         #: ids of the ``ama.leaf`` entries
         self.marks: set[str] = set()
         self._children: dict[str | None, list[str]] | None = None
-        #: the last path asked for: (its leaf, the ids root -> leaf); an entry's ancestors never change
-        self._path: tuple[str | None, list[str]] | None = None
+        #: the last path asked for: its leaf, the ids root -> leaf and (once asked for) the
+        #: entries; an entry's ancestors never change
+        self._path: tuple[str | None, list[str], list[AnyEntry]] | None = None
         self.leaf_id: str | None = None
         self._extend(entries)
         if leaf_id is not ... and (leaf_id is None or leaf_id in self.by_id):
@@ -53,7 +54,7 @@ class SessionTree:
             self.reparented += 1
             pid = self.entries[-1].id if self.entries else None
         path = self._path
-        if path is not None and (path[0] != pid or entry.id in self.by_id):
+        if path is not None and (path[0] != pid or entry.id in self.by_id or len(path[2]) not in (0, len(path[1]))):
             path = None  # a path not through this entry (or an id given again): forgotten
         self.position[entry.id] = len(self.entries)
         self.entries.append(entry)
@@ -61,7 +62,9 @@ class SessionTree:
         self.parent[entry.id] = pid
         if path is not None:  # appended under the last path's leaf: that path, one longer
             path[1].append(entry.id)
-            path = (entry.id, path[1])
+            if path[2]:
+                path[2].append(entry)
+            path = (entry.id, path[1], path[2])
         self._path = path
         if self._children is not None:
             self._children.setdefault(pid, []).append(entry.id)
@@ -138,16 +141,22 @@ class SessionTree:
         """Ids from the root to ``leaf_id`` (default: the current leaf), inclusive."""
         if leaf_id is ...:
             leaf_id = self.leaf_id
-        if self._path is not None and self._path[0] == leaf_id:
-            return list(self._path[1])
-        out = path_of(leaf_id, self.parent)
-        self._path = (leaf_id, out)
-        return list(out)
+        return list(self._path_to(leaf_id)[1])
+
+    def _path_to(self, leaf_id: str | None) -> tuple[str | None, list[str], list[AnyEntry]]:
+        if self._path is None or self._path[0] != leaf_id:
+            self._path = (leaf_id, path_of(leaf_id, self.parent), [])
+        return self._path
 
     def branch(self, leaf_id: str | None = ...) -> list[AnyEntry]:  # type: ignore[assignment]
         """Entries from the root to ``leaf_id`` (default: the current leaf)."""
-        by_id = self.by_id
-        return [by_id[i] for i in self.path_ids(leaf_id)]
+        if leaf_id is ...:
+            leaf_id = self.leaf_id
+        _, ids, entries = self._path_to(leaf_id)
+        if len(entries) != len(ids):
+            by_id = self.by_id
+            entries[:] = [by_id[i] for i in ids]
+        return list(entries)
 
     def is_ancestor(self, ancestor: str, entry_id: str | None) -> bool:
         cur = entry_id
