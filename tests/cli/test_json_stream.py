@@ -55,14 +55,16 @@ def test_floats_msgspec_writes_otherwise_and_non_finite_ones() -> None:
 
 def test_the_stream_is_print_json_of_the_whole() -> None:
     items = [UserMessage(content="é \u2028 \x00 \"q\"", timestamp=1), AssistantMessage(usage=Usage(cost=Cost(total=1e-7)))]
+    items += [AssistantMessage(usage=Usage(cost=Cost(total=float("inf")))), UserMessage(content="x"), ToolResultMessage(tool_call_id="c", details={"n": float("nan")})]
     for head, key, its, tail in (
         ({"id": "a", "leafId": None}, "messages", items, {"entryIds": [["x"], []], "model": None, "thinkingLevel": "off"}),
         ({"id": "a"}, "messages", [], {"entryIds": []}),
         ({}, "messages", items[:1], {}),
         ({"messages": "dropped", "z": 1e16}, "messages", items, {"z": "kept from head", "t": {}}),
     ):
-        out = io.StringIO()
-        write_json_stream(head, key, iter(its), tail, out)
         whole = {k: v for k, v in head.items() if k != key} | {key: msgspec.to_builtins(its)}
         whole |= {k: v for k, v in tail.items() if k not in whole}
-        assert out.getvalue() == json.dumps(whole, ensure_ascii=False, indent=2) + "\n"
+        for batch in (1, 50, 64 << 10):  # an item at a time, a few, all at once
+            out = io.StringIO()
+            write_json_stream(head, key, iter(its), tail, out, batch_bytes=batch)
+            assert out.getvalue() == json.dumps(whole, ensure_ascii=False, indent=2) + "\n"

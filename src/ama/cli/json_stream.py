@@ -17,7 +17,6 @@ import json
 import math
 import sys
 from collections.abc import Iterable
-from functools import cache
 from typing import Any, TextIO
 
 import msgspec
@@ -46,12 +45,16 @@ def _may_hold_float(t: mi.Type, seen: set[type]) -> bool:
     return isinstance(t, mi.CustomType | mi.ExtType | mi.RawType)
 
 
-@cache
+#: struct class -> the attributes whose values may hold a float
+_FLOAT_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
 def _float_fields(cls: type) -> tuple[str, ...]:
-    """The attributes of struct ``cls`` whose values may hold a float."""
     info = mi.type_info(cls)
     assert isinstance(info, mi.StructType)
-    return tuple(f.name for f in info.fields if _may_hold_float(f.type, {cls}))
+    fields = tuple(f.name for f in info.fields if _may_hold_float(f.type, {cls}))
+    _FLOAT_FIELDS[cls] = fields
+    return fields
 
 
 def _odd_float(v: float) -> bool:
@@ -61,37 +64,72 @@ def _odd_float(v: float) -> bool:
 def _holds_odd_float(o: Any) -> bool:
     """Whether ``o`` holds a float msgspec writes otherwise than ``json`` (or a value this
     check does not know)."""
-    t = o.__class__
-    if t is str or t is int or t is bool or o is None:
-        return False
-    if t is float:
-        return _odd_float(o)
-    if t is list or t is tuple:
-        return any(_holds_odd_float(x) for x in o)
-    if t is dict:
-        return any(_holds_odd_float(k) or _holds_odd_float(v) for k, v in o.items())
-    if isinstance(o, msgspec.Struct):
-        return any(_holds_odd_float(getattr(o, f)) for f in _float_fields(t))
-    return o is not msgspec.UNSET
+    todo = [o]
+    pop, push, more = todo.pop, todo.append, todo.extend
+    fields_of = _FLOAT_FIELDS.get
+    while todo:
+        o = pop()
+        t = o.__class__
+        if t is str or t is int or t is bool or o is None:
+            continue
+        if t is float:
+            if _odd_float(o):
+                return True
+        elif t is list or t is tuple:
+            more(o)
+        elif t is dict:
+            more(o)  # the keys
+            more(o.values())
+        else:
+            fields = fields_of(t)
+            if fields is None:
+                if not isinstance(o, msgspec.Struct):
+                    if o is msgspec.UNSET:
+                        continue
+                    return True  # not known: the safe side
+                fields = _float_fields(t)
+            for f in fields:
+                push(getattr(o, f))
+    return False
+
+
+def _compact(obj: Any) -> bytes | None:
+    """``obj`` as JSON text that ``msgspec.json.format`` lays out as ``json.dumps`` would;
+    None when it holds what is not JSON (``NaN``, ``Infinity``, which ``json`` writes)."""
+    if not _holds_odd_float(obj):
+        return _enc.encode(obj)
+    text = json.dumps(msgspec.to_builtins(obj), ensure_ascii=False).encode()
+    try:
+        msgspec.json.format(text)
+    except msgspec.DecodeError:
+        return None
+    return text
 
 
 def indented(obj: Any, depth: int = 0) -> str:
     """``json.dumps(msgspec.to_builtins(obj), ensure_ascii=False, indent=2)`` nested at
     ``depth`` levels (each line after the first indented by ``2 * depth`` more spaces)."""
-    if _holds_odd_float(obj):
+    compact = _compact(obj)
+    if compact is None:
         text = json.dumps(msgspec.to_builtins(obj), ensure_ascii=False, indent=2)
     else:
-        text = msgspec.json.format(_enc.encode(obj), indent=2).decode()
+        text = msgspec.json.format(compact, indent=2).decode()
     return text.replace("\n", "\n" + "  " * depth) if depth else text
 
 
 def write_json_stream(
-    head: dict[str, Any], key: str, items: Iterable[Any], tail: dict[str, Any], out: TextIO | None = None
+    head: dict[str, Any],
+    key: str,
+    items: Iterable[Any],
+    tail: dict[str, Any],
+    out: TextIO | None = None,
+    *,
+    batch_bytes: int = 64 << 10,
 ) -> None:
     """Write ``{**head, key: list(items), **tail}`` (keys in that order) and a newline, as
-    ``print_json`` would, holding one item's text at a time."""
+    ``print_json`` would, holding about ``batch_bytes`` of the items' text at a time (the
+    items are laid out together, a batch at a time)."""
     w = (out or sys.stdout).write
-    pairs = [(k, v) for k, v in head.items() if k != key]
     first = True
 
     def pair(k: str, v: Any) -> None:
@@ -100,15 +138,39 @@ def write_json_stream(
         first = False
         w(indented(v, 1))
 
-    for k, v in pairs:
-        pair(k, v)
+    for k, v in head.items():
+        if k != key:
+            pair(k, v)
     w(("{\n  " if first else ",\n  ") + json.dumps(key, ensure_ascii=False) + ": ")
     first = False
-    sep = "["
+    sep = "[\n"
+    batch: list[bytes] = []
+    size = 0
+
+    def flush() -> None:
+        nonlocal sep, size
+        # ``[a,b]`` laid out is "[\n  a,\n  b\n]": its inside, two levels deeper
+        text = msgspec.json.format(b"[" + b",".join(batch) + b"]", indent=2).decode()
+        w(sep + "  " + text[2:-2].replace("\n", "\n  "))
+        sep = ",\n"
+        batch.clear()
+        size = 0
+
     for item in items:
-        w(sep + "\n    " + indented(item, 2))
-        sep = ","
-    w("[]" if sep == "[" else "\n  ]")
+        b = _compact(item)
+        if b is None:  # laid out by json itself
+            if batch:
+                flush()
+            w(sep + "    " + indented(item, 2))
+            sep = ",\n"
+            continue
+        batch.append(b)
+        size += len(b)
+        if size >= batch_bytes:
+            flush()
+    if batch:
+        flush()
+    w("[]" if sep == "[\n" else "\n  ]")
     for k, v in tail.items():
         if k not in head and k != key:
             pair(k, v)
