@@ -163,7 +163,9 @@ def sessions_show(args: argparse.Namespace) -> int:
         "userMessages": [u.to_json() for u in users],
     }
     if args.json:
-        print_json(info)
+        from ama.cli.json_stream import indented
+
+        sys.stdout.write(indented(info) + "\n")  # print_json's text, laid out by msgspec
         return 0
     sid = data.id or "(unknown)"
     rows = [
