@@ -8,7 +8,7 @@ from pathlib import Path
 import msgspec
 
 from ama.session.reader import parse_session
-from ama.session.tree import SessionTree, path_of
+from ama.session.tree import SessionTree, name_of, path_of
 from tests.session.test_overview import _rich_bytes, extra_lines
 
 
@@ -28,7 +28,7 @@ def test_the_bulk_build_is_add_for_each_entry(sessions_dir: Path) -> None:
     assert data.damaged and any(e.parent_id == "gone" for e in data.entries)
     bulk = SessionTree(data.entries, data.leaf_id)
     slow = _one_by_one(data.entries, data.leaf_id)
-    for attr in ("entries", "by_id", "position", "parent", "marks", "reparented", "leaf_id"):
+    for attr in ("entries", "by_id", "position", "parent", "marks", "reparented", "leaf_id", "name"):
         assert getattr(bulk, attr) == getattr(slow, attr), attr
     assert bulk.reparented >= 2 and bulk.marks
     assert bulk.path_ids() == slow.path_ids() and bulk.tips() == slow.tips()
@@ -71,3 +71,18 @@ def test_an_id_given_again_forgets_the_path(sessions_dir: Path) -> None:
     assert len(tree.path_ids()) > 1 and old.id in tree.path_ids()
     tree.add(msgspec.structs.replace(old, parent_id=None))  # the same id, now a root and the leaf
     assert tree.leaf_id == old.id and tree.path_ids() == [old.id]
+
+
+def test_the_name_is_the_latest_one_set_as_entries_come(sessions_dir: Path) -> None:
+    raw = _rich_bytes(sessions_dir).rstrip(b"\n")
+    lines = raw.split(b"\n")
+    data = parse_session(b"\n".join([*lines[:6], *extra_lines(raw), *lines[6:]]) + b"\n")
+    tree = SessionTree()
+    names = set()
+    for i, e in enumerate(data.entries):
+        tree.add(e)
+        assert tree.name == name_of(data.entries[: i + 1])
+        names.add(tree.name)
+        if i % 9 == 0:
+            assert SessionTree(data.entries[: i + 1]).name == tree.name
+    assert {None, "parser work", "renamed"} <= names

@@ -40,6 +40,8 @@ class SessionTree:
         #: entries; an entry's ancestors never change
         self._path: tuple[str | None, list[str], list[AnyEntry]] | None = None
         self.leaf_id: str | None = None
+        #: the latest ``session_info`` entry that sets a name
+        self._named: SessionInfoEntry | None = None
         self._extend(entries)
         if leaf_id is not ... and (leaf_id is None or leaf_id in self.by_id):
             self.leaf_id = leaf_id
@@ -73,6 +75,8 @@ class SessionTree:
             self.leaf_id = pid
         else:
             self.leaf_id = entry.id
+            if isinstance(entry, SessionInfoEntry) and entry.name is not UNSET:
+                self._named = entry
 
     def _extend(self, entries: Iterable[AnyEntry]) -> None:
         """:meth:`add` for each entry, in one loop (opening a session adds tens of thousands)."""
@@ -81,6 +85,7 @@ class SessionTree:
         i = len(ents)
         prev = ents[-1].id if ents else None
         leaf = self.leaf_id
+        named = self._named
         reparented = 0
         for e in entries:
             eid = e.id
@@ -98,9 +103,12 @@ class SessionTree:
                 leaf = pid
             else:
                 leaf = eid
+                if isinstance(e, SessionInfoEntry) and e.name is not UNSET:
+                    named = e
             prev = eid
         self.reparented += reparented
         self.leaf_id = leaf
+        self._named = named
         self._children = None
         self._path = None
 
@@ -173,7 +181,8 @@ class SessionTree:
     @property
     def name(self) -> str | None:
         """The session name: the latest ``session_info`` entry that sets one."""
-        return name_of(self.entries)
+        e = self._named
+        return None if e is None else (e.name or None)  # type: ignore[return-value]
 
     def latest_custom(self, custom_type: str, *, on_branch: bool = True) -> CustomEntry | None:
         seq = self.branch() if on_branch else self.entries
