@@ -60,3 +60,26 @@ def test_continue_can_edit_files_the_previous_process_read_or_wrote(tmp_path: Pa
     assert (ws / "new.txt").read_text() == "edited\n"
     refused = ends[2]["result"]["content"][0]["text"]
     assert "has not been read yet" in refused and (ws / "changed.txt").read_text() == "two\n"
+
+
+def test_continue_past_a_message_of_a_role_this_version_does_not_know(tmp_path: Path) -> None:
+    """Such a message is kept as an unknown entry (its type is ``message``); rebuilding the
+    read files passes over it instead of failing the resume."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "read.txt").write_text("alpha\n")
+    first = write_script(tmp_path / "first.json", [{"toolCalls": [{"name": "read", "arguments": {"path": "read.txt"}}]}, "done"])
+    flags = ("--permission-mode", "full-auto", "--output-format", "stream-json")
+    assert not any(e["isError"] for e in tool_ends(run(ws, "-p", "look", "--model", first, *flags)))
+    home = Path(os.environ["AMA_HOME"])
+    (session,) = (home / "sessions").rglob("*.jsonl")
+    last = json.loads(session.read_bytes().splitlines()[-1])
+    future = {"type": "message", "id": "f0000001", "parentId": last["id"], "timestamp": last["timestamp"],
+              "message": {"role": "futureRole", "content": "from a newer ama"}}  # fmt: skip
+    with session.open("ab") as f:
+        f.write(json.dumps(future).encode() + b"\n")
+    second = write_script(tmp_path / "second.json", [edit_call("read.txt", "alpha", "beta"), "done"], mode="sequence")
+    p = run(ws, "-p", "-c", "edit it", "--model", second, *flags)
+    assert "Traceback" not in p.stderr
+    assert [e["isError"] for e in tool_ends(p)] == [False]
+    assert (ws / "read.txt").read_text() == "beta\n"

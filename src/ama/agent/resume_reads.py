@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ama.messages import AssistantMessage, ToolCall, ToolResultMessage
-from ama.session.entries import iso_to_ms
+from ama.session.entries import MessageEntry, iso_to_ms
 from ama.tools.context import ReadFiles
 
 READ_TOOLS = ("read", "write", "edit")
@@ -24,24 +24,31 @@ READ_TOOLS = ("read", "write", "edit")
 
 def touched_files(branch: Iterable[Any], cwd: str) -> dict[str, int]:
     """``path -> ms`` of the latest successful read/write/edit result of each file on the
-    branch (paths resolved against ``cwd`` as the tools resolve them)."""
+    branch (paths resolved against ``cwd`` as the tools resolve them).  Entries that are not
+    messages -- an unknown one included, even of type ``message`` -- are passed over."""
     from ama.tools import resolve_path
 
     calls: dict[str, str] = {}
-    out: dict[str, int] = {}
+    resolved: dict[str, str] = {}  # the path as the model gave it -> resolved
+    stamps: dict[str, str] = {}  # path -> the timestamp of its latest result
     for e in branch:
-        if getattr(e, "type", None) != "message":
+        if not isinstance(e, MessageEntry):
             continue
         m = e.message
         if isinstance(m, AssistantMessage):
             for b in m.content:
-                if isinstance(b, ToolCall) and b.name in READ_TOOLS and isinstance(b.arguments.get("path"), str):
-                    calls[b.id] = resolve_path(cwd, b.arguments["path"])
+                if isinstance(b, ToolCall) and b.name in READ_TOOLS:
+                    given = b.arguments.get("path")
+                    if isinstance(given, str):
+                        path = resolved.get(given)
+                        if path is None:
+                            path = resolved[given] = resolve_path(cwd, given)
+                        calls[b.id] = path
         elif isinstance(m, ToolResultMessage) and not m.is_error and m.tool_call_id in calls:
             path = calls[m.tool_call_id]
-            out.pop(path, None)  # keep the order of the latest use
-            out[path] = iso_to_ms(e.timestamp)
-    return out
+            stamps.pop(path, None)  # keep the order of the latest use
+            stamps[path] = e.timestamp
+    return {path: iso_to_ms(ts) for path, ts in stamps.items()}
 
 
 def rebuild_read_files(read_files: ReadFiles, branch: Iterable[Any], cwd: str) -> list[str]:

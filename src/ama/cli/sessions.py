@@ -4,8 +4,10 @@ restore, prune."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
+from typing import Any
 
 from ama.cli.util import add_session_dir, local_time, one_line, parse_duration, print_json, sessions_dir
 from ama.errors import AmaError
@@ -108,13 +110,10 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
 def sessions_show(args: argparse.Namespace) -> int:
     from ama.cli.sessions_list import settled_status
     from ama.session.catalog import resolve
-    from ama.session.history import count, user_messages
     from ama.session.lineage import lineage_of
-    from ama.session.meta import derive
-    from ama.session.projection import project
-    from ama.session.reader import map_fd, open_regular, parse_session
+    from ama.session.overview import overview
+    from ama.session.reader import map_fd, open_regular
     from ama.session.shortid import short_session_ids
-    from ama.session.tree import SessionTree
 
     root = sessions_dir(args)
     if os.path.isfile(args.id):
@@ -123,25 +122,21 @@ def sessions_show(args: argparse.Namespace) -> int:
         path = resolve(root, args.id, damaged=True).path
     try:
         with open_regular(path) as f, map_fd(f.fileno()) as raw:
-            meta = derive(raw)  # what the catalog lists, from the same function
-            data = parse_session(raw, path=path)  # gives a mapped file's pages back as it goes
+            if args.context:
+                return _show_context(raw, path)
+            ov = overview(raw, path=path)  # gives a mapped file's pages back as it goes
     except OSError as e:
         raise AmaError(
             "corrupt",
             f"cannot read session file {path}: {e.strerror or e}; 'ama sessions rm {path}' moves it to the trash",
             data={"path": path},
         ) from None
+    data, meta = ov.data, ov.meta  # meta: what the catalog lists (derive's answers)
     meta.task_status = settled_status(meta.task_status, path)
-    tree = SessionTree(data.entries, data.leaf_id)
-    branch_ids = set(tree.path_ids())
-    if args.context:
-        ctx = project(tree.branch())
-        print_json({"id": data.id, "leafId": tree.leaf_id, **ctx.to_json()})
-        return 0
-    users = user_messages(data.entries, branch_ids)
-    counts = count(data.entries)
-    lineage = lineage_of(root, data)
-    leaves = len(tree.tips())
+    users = ov.users
+    counts = ov.counts
+    lineage = lineage_of(root, dataclasses.replace(data, entries=ov.customs))  # reads the archive marks
+    leaves = ov.branches
     h = data.header
     info = {
         "id": data.id,
@@ -149,17 +144,17 @@ def sessions_show(args: argparse.Namespace) -> int:
         "cwd": h.cwd if h else None,
         "version": h.version if h else None,
         "created": h.timestamp if h else None,
-        "name": tree.name,
+        "name": ov.name,
         "parentSession": lineage["parent"],
         "lineage": {k: lineage[k] for k in ("parentId", "parentPath", "rootId", "relationType")},
         "forks": lineage["children"],
         "archived": lineage["archived"],
         "archivedOwn": lineage["archivedOwn"],
-        "leafId": tree.leaf_id,
-        "branchLength": len(branch_ids),
+        "leafId": ov.leaf_id,
+        "branchLength": len(ov.branch_ids),
         "branches": leaves,
         "counts": counts.to_json(),
-        "labels": tree.labels(),
+        "labels": ov.labels,
         "problems": data.problems,
         "readonly": data.readonly_reason,
         "errorCount": meta.error_count,
@@ -168,7 +163,9 @@ def sessions_show(args: argparse.Namespace) -> int:
         "userMessages": [u.to_json() for u in users],
     }
     if args.json:
-        print_json(info)
+        from ama.cli.json_stream import indented
+
+        sys.stdout.write(indented(info) + "\n")  # print_json's text, laid out by msgspec
         return 0
     sid = data.id or "(unknown)"
     rows = [
@@ -177,8 +174,8 @@ def sessions_show(args: argparse.Namespace) -> int:
         ("Project", info["cwd"] or "-"),
         ("Created", local_time(info["created"] or "")),
     ]
-    if tree.name:
-        rows.append(("Name", tree.name))
+    if ov.name:
+        rows.append(("Name", ov.name))
     if lineage["parent"]:
         found = lineage["parentId"] or f"{lineage['parent']} (not found)"
         rows.append(("Parent", f"{found} · {lineage['relationType']} · root {lineage['rootId']}"))
@@ -190,7 +187,7 @@ def sessions_show(args: argparse.Namespace) -> int:
     rows.append(
         (
             "Branch",
-            f"leaf {tree.leaf_id or '(before the first entry)'} · {len(branch_ids)} of {counts.entries} entries · "
+            f"leaf {ov.leaf_id or '(before the first entry)'} · {len(ov.branch_ids)} of {counts.entries} entries · "
             f"{leaves} branch{'es' if leaves != 1 else ''}",
         )
     )
@@ -201,28 +198,42 @@ def sessions_show(args: argparse.Namespace) -> int:
     if meta.pending_interaction:
         status.append(f"pending {meta.pending_interaction.replace('_', ' ')}")
     rows.append(("Status", " · ".join(status)))
-    for label, value in rows:
-        print(f"{label:<9} {value}")
+    out = [f"{label:<9} {value}" for label, value in rows]
     if data.readonly_reason and h is not None and h.version != 3:
-        print(f"{'Read-only':<9} {data.readonly_reason}")
-    for p in data.problems:
-        print(f"{'Damaged':<9} {p}")
-    print()
+        out.append(f"{'Read-only':<9} {data.readonly_reason}")
+    out += [f"{'Damaged':<9} {p}" for p in data.problems]
+    out.append("")
     if not users:
-        print("No user messages.")
-        return 0
-    print(f"User messages (reuse with ama --from {short.get(data.id) or path}#<n>):")
-    for u in users:
-        marks = []
-        if u.origin:
-            marks.append(f"[{u.origin}]")
-        if u.images:
-            marks.append(f"[{u.images} image{'s' if u.images > 1 else ''}]")
-        if not u.on_branch:
-            marks.append("[off branch]")
-        prefix = f"  #{u.n:<4} {local_time(u.timestamp)}  "
-        text = (" ".join(marks) + " " if marks else "") + (u.text or "")
-        print(prefix + one_line(text, max(30, 100 - len(prefix))))
+        out.append("No user messages.")
+    else:
+        out.append(f"User messages (reuse with ama --from {short.get(data.id) or path}#<n>):")
+        for u in users:
+            marks = []
+            if u.origin:
+                marks.append(f"[{u.origin}]")
+            if u.images:
+                marks.append(f"[{u.images} image{'s' if u.images > 1 else ''}]")
+            if not u.on_branch:
+                marks.append("[off branch]")
+            prefix = f"  #{u.n:<4} {local_time(u.timestamp)}  "
+            text = (" ".join(marks) + " " if marks else "") + (u.text or "")
+            out.append(prefix + one_line(text, max(30, 100 - len(prefix))))
+    sys.stdout.write("\n".join(out) + "\n")
+    return 0
+
+
+def _show_context(raw: Any, path: str) -> int:
+    """``show --json --context``: the projected context of the current branch, written one
+    message at a time (the text ``print_json`` would write, without building it whole)."""
+    from ama.cli.json_stream import write_json_stream
+    from ama.session.projection import project
+    from ama.session.reader import parse_session
+    from ama.session.tree import SessionTree
+
+    data = parse_session(raw, path=path)  # gives a mapped file's pages back as it goes
+    tree = SessionTree(data.entries, data.leaf_id)
+    ctx = project(tree.branch())
+    write_json_stream({"id": data.id, "leafId": tree.leaf_id}, "messages", ctx.messages, ctx.to_json(messages=False))
     return 0
 
 

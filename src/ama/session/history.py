@@ -83,11 +83,22 @@ class Counts:
         }
 
 
-def count(entries: list[AnyEntry]) -> Counts:
-    c = Counts(entries=len(entries))
-    messages = [e for e in entries if isinstance(e, MessageEntry)]
-    c.messages = len(messages)
-    for e in messages:
+class Tally:
+    """:class:`Counts` built one entry at a time, in file order (``sessions show`` counts
+    while it reads; :func:`count` over a list)."""
+
+    def __init__(self) -> None:
+        self.counts = Counts()
+        #: the timestamps of the message entries, in order
+        self.stamps: list[str] = []
+
+    def add(self, e: AnyEntry) -> None:
+        c = self.counts
+        c.entries += 1
+        if not isinstance(e, MessageEntry):
+            return
+        c.messages += 1
+        self.stamps.append(e.timestamp)
         m = e.message
         if isinstance(m, UserMessage):
             c.user += 1
@@ -99,7 +110,18 @@ def count(entries: list[AnyEntry]) -> Counts:
             c.system += 1
         else:
             c.other_messages += 1
-    # the first and the last message with a readable timestamp (no need to read the rest)
-    c.first_ms = next((ms for e in messages if (ms := iso_to_ms(e.timestamp))), 0)
-    c.last_ms = next((ms for e in reversed(messages) if (ms := iso_to_ms(e.timestamp))), 0)
-    return c
+
+    def done(self) -> Counts:
+        c = self.counts
+        # the first and the last message with a readable timestamp (no need to read the rest)
+        c.first_ms = next((ms for ts in self.stamps if (ms := iso_to_ms(ts))), 0)
+        c.last_ms = next((ms for ts in reversed(self.stamps) if (ms := iso_to_ms(ts))), 0)
+        return c
+
+
+def count(entries: list[AnyEntry]) -> Counts:
+    t = Tally()
+    add = t.add
+    for e in entries:
+        add(e)
+    return t.done()

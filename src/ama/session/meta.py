@@ -27,6 +27,8 @@ from typing import Any
 
 import msgspec
 
+from ama.messages import AssistantMessage
+from ama.session.entries import CustomEntry, MessageEntry, UnknownEntry
 from ama.session.reader import DECODE_ERRORS
 
 RUN_TYPE = "ama.run"
@@ -64,7 +66,7 @@ def _line_around(data: bytes, pos: int) -> bytes:
     return data[start : len(data) if end < 0 else end]
 
 
-def _decode(line: bytes) -> _Line | None:
+def _decode(line: bytes | memoryview) -> _Line | None:
     try:
         return _dec.decode(line)
     except DECODE_ERRORS:
@@ -112,15 +114,72 @@ def derive(data: bytes) -> Meta:
         if line_end < 0:
             break
         m = _ERROR.search(data, line_end)
-    approval = _latest_custom(data, APPROVAL_TYPE)
+    return _conclude(out, _latest_custom(data, APPROVAL_TYPE), _latest_custom(data, RUN_TYPE), data)
+
+
+def _conclude(out: Meta, approval: Any, run: Any, data: bytes) -> Meta:
+    """``out`` completed from the latest approval and run records' data."""
     if isinstance(approval, dict) and not approval.get("resolved"):
         out.pending_interaction = "approval"
     else:
         last = _last_message(data)
         if last is not None and last.role == "assistant" and last.stop_reason == "toolUse":
             out.pending_interaction = "tool_result"
-    run = _latest_custom(data, RUN_TYPE)
     if isinstance(run, dict) and isinstance(run.get("status"), str) and run["status"]:
         status = run["status"].lower()
         out.task_status = "running" if status == "created" else status
     return out
+
+
+_MARKS = ((f'"{APPROVAL_TYPE}"'.encode(), APPROVAL_TYPE), (f'"{RUN_TYPE}"'.encode(), RUN_TYPE))
+
+
+class MetaWalk:
+    """:func:`derive` computed along the reader's walk over a file
+    (:func:`ama.session.reader.iter_entries`), for a reader that reads every line anyway
+    (``sessions show``): no pass of its own over the bytes.
+
+    :meth:`line` does for one line what :func:`derive` does for each line its byte searches
+    land in.  :meth:`entry` hands it only the lines that can matter: a line derive counts or
+    takes is one whose plain decoding has ``type`` ``message`` with an assistant message
+    ending in ``error``, or ``type`` ``custom`` with one of the two record types; the
+    reader's typed decoding of that line reads the same keys (msgspec takes the last of
+    repeated keys in both, and a repeated ``type`` or ``role`` that disagrees fails the
+    typed decoding), so it gave such an entry -- or none, or an unknown one, which are
+    looked at too.  The file's last message is found as derive finds it, from the end."""
+
+    def __init__(self) -> None:
+        self.meta = Meta()
+        self.latest: dict[str, Any] = {}
+
+    def line(self, line: bytes | memoryview) -> None:
+        """Look at one line of the file (lines in file order)."""
+        if _ERROR.search(line) is not None:
+            e = _decode(line)
+            msg = e.message if e is not None and e.type == "message" else None
+            if msg is not None and msg.role == "assistant" and msg.stop_reason == "error":
+                self.meta.error_count += 1
+        raw = bytes(line)
+        for mark, custom_type in _MARKS:
+            if mark in raw:
+                e = _decode(raw)
+                if e is not None and e.type == "custom" and e.custom_type == custom_type:
+                    self.latest[custom_type] = e.data
+
+    def entry(self, entry: object, line: memoryview) -> None:
+        """The reader's next line and what it read there (None: not an entry)."""
+        cls = entry.__class__
+        if cls is MessageEntry:
+            m = entry.message  # type: ignore[attr-defined]
+            if m.__class__ is AssistantMessage and m.stop_reason == "error":
+                self.line(line)
+        elif cls is CustomEntry:
+            if entry.custom_type in (APPROVAL_TYPE, RUN_TYPE):  # type: ignore[attr-defined]
+                self.line(line)
+        elif entry is None or cls is UnknownEntry:
+            self.line(line)
+
+    def done(self, data: bytes) -> Meta:
+        """The metadata, once every line was seen (``data``: the file's bytes, read from the
+        end for the last message)."""
+        return _conclude(self.meta, self.latest.get(APPROVAL_TYPE), self.latest.get(RUN_TYPE), data)

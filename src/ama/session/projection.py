@@ -28,7 +28,8 @@ that only acts on damaged or interrupted files:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -76,18 +77,75 @@ class ModelRef:
         return f"{self.provider}/{self.model_id}"
 
 
-@dataclass
 class ProjectedContext:
-    messages: list[ContextMessage] = field(default_factory=list)
-    #: for each message, the ids of the entries it came from (several for the folded
-    #: system checkpoint, none for a synthetic tool result)
-    entry_ids: list[tuple[str, ...]] = field(default_factory=list)
-    model: ModelRef | None = None
-    thinking_level: str | None = None
+    """The context of a branch: its ``messages``, for each the ``entry_ids`` it came from
+    (several for the folded system checkpoint, none for a synthetic tool result), and the
+    ``model`` and ``thinking_level`` in effect.
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "messages": msgspec.to_builtins(self.messages),
+    :func:`project` finds the model and the thinking level at once and maps the messages
+    when they are first asked for: resuming a long session needs the model before the
+    first prompt, the messages only with it."""
+
+    def __init__(
+        self,
+        messages: list[ContextMessage] | None = None,
+        entry_ids: list[tuple[str, ...]] | None = None,
+        model: ModelRef | None = None,
+        thinking_level: str | None = None,
+    ) -> None:
+        self._messages: list[ContextMessage] = messages if messages is not None else []
+        self._entry_ids: list[tuple[str, ...]] = entry_ids if entry_ids is not None else []
+        self.model = model
+        self.thinking_level = thinking_level
+        self._pending: Callable[[], tuple[list[ContextMessage], list[tuple[str, ...]]]] | None = None
+
+    def _settle(self) -> None:
+        if self._pending is not None:
+            make, self._pending = self._pending, None
+            self._messages, self._entry_ids = make()
+
+    @property
+    def messages(self) -> list[ContextMessage]:
+        self._settle()
+        return self._messages
+
+    @messages.setter
+    def messages(self, value: list[ContextMessage]) -> None:
+        self._settle()
+        self._messages = value
+
+    @property
+    def entry_ids(self) -> list[tuple[str, ...]]:
+        self._settle()
+        return self._entry_ids
+
+    @entry_ids.setter
+    def entry_ids(self, value: list[tuple[str, ...]]) -> None:
+        self._settle()
+        self._entry_ids = value
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ProjectedContext):
+            return NotImplemented
+        return (self.messages, self.entry_ids, self.model, self.thinking_level) == (
+            other.messages,
+            other.entry_ids,
+            other.model,
+            other.thinking_level,
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (
+            f"ProjectedContext(messages={self.messages!r}, entry_ids={self.entry_ids!r}, "
+            f"model={self.model!r}, thinking_level={self.thinking_level!r})"
+        )
+
+    def to_json(self, *, messages: bool = True) -> dict[str, Any]:
+        """The context as plain data (``messages=False``: all but the messages)."""
+        out = {"messages": msgspec.to_builtins(self.messages)} if messages else {}
+        return out | {
             "entryIds": [list(x) for x in self.entry_ids],
             "model": None
             if self.model is None
@@ -131,47 +189,45 @@ def _to_message(e: AnyEntry) -> ContextMessage | None:
     return None
 
 
-def _is_system(e: AnyEntry) -> bool:
-    return isinstance(e, MessageEntry) and isinstance(e.message, SystemMessage)
-
-
-def _drop_superseded_notes(entries: list[AnyEntry]) -> list[AnyEntry]:
-    """Rewind notes describe how files and conversation disagree after the latest rewind;
-    a note followed by another note before the next user message was overtaken by that
-    later rewind (e.g. a code-only rewind, then a conversation rewind): only the last one
-    of such a run is still true."""
-    drop: set[int] = set()
-    last_note = -1
-    for i, e in enumerate(entries):
-        if isinstance(e, CustomMessageEntry) and e.custom_type == REWIND_NOTE:
-            if last_note >= 0:
-                drop.add(last_note)
-            last_note = i
-        elif isinstance(e, MessageEntry) and isinstance(e.message, UserMessage):
-            last_note = -1
-    return [e for i, e in enumerate(entries) if i not in drop] if drop else entries
-
-
 def project(branch: list[AnyEntry]) -> ProjectedContext:
     """The model context of a branch (root -> leaf)."""
     out = ProjectedContext()
 
-    # step 4 and the edits of step 2 are gathered over the whole branch
+    # step 4 and the edits of step 2 are gathered over the whole branch, and the system
+    # messages of step 1 are found on the way
     edits: dict[str, str | None] = {}
     compaction_at = -1
+    system_at: list[int] = []
+    model = out.model
+    ref = ""  # model.ref
     for i, e in enumerate(branch):
-        if isinstance(e, ContextEditEntry):
+        if isinstance(e, MessageEntry):
+            am = e.message
+            if isinstance(am, AssistantMessage):
+                if am.provider and am.model and (model is None or ref != f"{am.provider}/{am.model}"):
+                    model = ModelRef(am.provider, am.model)
+                    ref = model.ref
+            elif isinstance(am, SystemMessage):
+                system_at.append(i)
+        elif isinstance(e, ContextEditEntry):
             edits[e.target_id] = e.replacement
         elif isinstance(e, CompactionEntry):
             compaction_at = i
         elif isinstance(e, ModelChangeEntry):
-            out.model = ModelRef(e.provider, e.model_id, e.channel if isinstance(e.channel, str) else None)
+            model = ModelRef(e.provider, e.model_id, e.channel if isinstance(e.channel, str) else None)
+            ref = model.ref
         elif isinstance(e, ThinkingLevelChangeEntry):
             out.thinking_level = e.thinking_level
-        elif isinstance(e, MessageEntry) and isinstance(e.message, AssistantMessage):
-            am = e.message
-            if am.provider and am.model and (out.model is None or out.model.ref != f"{am.provider}/{am.model}"):
-                out.model = ModelRef(am.provider, am.model)
+    out.model = model
+    snapshot = list(branch)  # the caller's list may change before the messages are asked for
+    out._pending = lambda: _messages(snapshot, edits, compaction_at, system_at)
+    return out
+
+
+def _messages(
+    branch: list[AnyEntry], edits: dict[str, str | None], compaction_at: int, system_at: list[int]
+) -> tuple[list[ContextMessage], list[tuple[str, ...]]]:
+    """Steps 1, 2, 3 and 5 of :func:`project`."""
 
     def mapped(e: AnyEntry) -> ContextMessage | None:
         if e.id in edits:
@@ -182,7 +238,7 @@ def project(branch: list[AnyEntry]) -> ProjectedContext:
             return None if m is None else _with_replacement(m, replacement)
         return _to_message(e)
 
-    messages: list[ContextMessage] = []
+    messages: list[ContextMessage | None] = []
     ids: list[tuple[str, ...]] = []
 
     # step 1: every system message of the branch, wherever the file has it (a resumed pi
@@ -190,11 +246,11 @@ def project(branch: list[AnyEntry]) -> ProjectedContext:
     # into one leading system checkpoint: strict chat templates refuse a system message
     # anywhere but first.
     systems: list[tuple[str, ContextMessage]] = []
-    for e in branch:
-        if _is_system(e):
-            m = mapped(e)
-            if m is not None:
-                systems.append((e.id, m))
+    for i in system_at:
+        e = branch[i]
+        m = mapped(e)
+        if m is not None:
+            systems.append((e.id, m))
     if systems:
         if len(systems) == 1:
             messages.append(systems[0][1])
@@ -202,6 +258,7 @@ def project(branch: list[AnyEntry]) -> ProjectedContext:
             text = "\n\n".join(text_of(m.content) for _, m in systems)  # type: ignore[union-attr]
             messages.append(SystemMessage(content=text, timestamp=systems[-1][1].timestamp))
         ids.append(tuple(i for i, _ in systems))
+    window: list[AnyEntry] = branch
     if compaction_at >= 0:
         comp = branch[compaction_at]
         assert isinstance(comp, CompactionEntry)
@@ -215,22 +272,48 @@ def project(branch: list[AnyEntry]) -> ProjectedContext:
                 kept_from = j
                 break
         # an older compaction inside the kept range is folded into the latest summary
-        kept = [e for e in branch[kept_from:compaction_at] if not isinstance(e, CompactionEntry)]
+        kept: list[AnyEntry] = [e for e in branch[kept_from:compaction_at] if not isinstance(e, CompactionEntry)]
         window = kept + branch[compaction_at + 1 :]
-    else:
-        window = branch
-    selected = [e for e in window if not _is_system(e)]
 
-    # steps 2 and 3 (and the rewind notes that a later note superseded)
-    selected = _drop_superseded_notes(selected)
-    for e in selected:
-        m = mapped(e)
-        if m is not None:
-            messages.append(m)
-            ids.append((e.id,))
+    # steps 2 and 3, and the rewind notes: of notes with no user message between them only
+    # the last one stays (a later rewind overtook the earlier note)
+    note_at = -1  # where the last note's message went in ``messages`` (-2: it gave none)
+    dropped = False
+    append, add_ids = messages.append, ids.append
+    for e in window:
+        if isinstance(e, MessageEntry):
+            m = e.message
+            if isinstance(m, SystemMessage):
+                continue
+            if isinstance(m, UserMessage):
+                note_at = -1
+            if edits and e.id in edits:
+                m = mapped(e)  # type: ignore[assignment]
+                if m is None:
+                    continue
+            elif isinstance(m, BashExecutionMessage) and m.exclude_from_context is True:
+                continue
+            append(m)
+            add_ids((e.id,))
+            continue
+        note = isinstance(e, CustomMessageEntry) and e.custom_type == REWIND_NOTE
+        if note and note_at != -1:
+            if note_at >= 0:
+                messages[note_at] = None
+                dropped = True
+            note_at = -2
+        mm = mapped(e)
+        if note:
+            note_at = len(messages) if mm is not None else -2
+        if mm is not None:
+            append(mm)
+            add_ids((e.id,))
+    if dropped:
+        kept_ids = [i for m, i in zip(messages, ids) if m is not None]
+        ids = kept_ids
+        messages = [m for m in messages if m is not None]
 
-    out.messages, out.entry_ids = _pair_tool_calls(messages, ids)
-    return out
+    return _pair_tool_calls(messages, ids)  # type: ignore[arg-type]
 
 
 def _pair_tool_calls(
@@ -272,7 +355,8 @@ def _pair_tool_calls(
                 out_ids.append(i)
             # else: a result without its call (damaged file or edited call): dropped
             continue
-        close()
+        if pending:
+            close()
         out.append(m)
         out_ids.append(i)
         if isinstance(m, AssistantMessage):

@@ -25,7 +25,9 @@ import msgspec
 from ama.session.entries import (
     CURRENT_VERSION,
     ENTRY_TYPES,
+    LEAF_MARK,
     AnyEntry,
+    CustomEntry,
     LeafLine,
     Line,
     SessionHeader,
@@ -193,40 +195,36 @@ def parse_session(data: Buffer, *, path: str | None = None, keep_raw: bool = Fal
     """Parse a session's bytes.  The cyclic garbage collector is paused while the (acyclic)
     entries are built and the survivors are frozen afterwards: scanning tens of thousands of
     new objects otherwise costs a third of the load time."""
+    out = SessionData(path=path, header=None, size=len(data))
+    raws: list[bytes] | None = [] if keep_raw else None
+    with gc_paused():
+        entries = out.entries
+        if raws is None:
+            entries.extend(e for e, _ in iter_entries(data, out) if e is not None)
+        else:
+            append, keep = entries.append, raws.append
+            for e, line in iter_entries(data, out):
+                if e is not None:
+                    append(e)
+                    keep(bytes(line))
+    out.raws = raws
+    return out
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """The cyclic garbage collector paused for the block; what survives it is frozen (moved
+    out of the collector's generations) afterwards."""
     import gc
 
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _parse(data, path=path, keep_raw=keep_raw)
+        yield
     finally:
         if enabled:
             gc.enable()
         gc.freeze()
-
-
-def _lines(data: Buffer, drop: bool) -> Iterator[memoryview]:
-    """The lines of ``data`` (without their newlines) as views: no copy of the file.  With
-    ``drop`` (``data`` is a read-only map of the file) the pages already read are given back
-    as the walk goes on, so that the file's bytes and the entries are not both resident."""
-    view = memoryview(data)
-    find = data.find
-    pos, n = 0, len(data)
-    dropped = 0
-    try:
-        while pos < n:
-            e = find(b"\n", pos)
-            if e < 0:
-                yield view[pos:]
-                return
-            yield view[pos:e]
-            pos = e + 1
-            if drop and pos - dropped >= _DROP_BYTES:
-                upto = pos - pos % mmap.PAGESIZE
-                data.madvise(mmap.MADV_DONTNEED, dropped, upto - dropped)  # type: ignore[union-attr]
-                dropped = upto
-    finally:
-        view.release()
 
 
 _BLANK = frozenset(b" \t\r\n\x0b\x0c")
@@ -236,113 +234,166 @@ def _blank(line: memoryview) -> bool:
     return not line or (line[0] in _BLANK and not bytes(line).strip())
 
 
-def _parse(data: Buffer, *, path: str | None, keep_raw: bool) -> SessionData:
-    tail_unterminated = bool(data) and data[-1:] != b"\n"
+#: the classes a well-formed entry line decodes to (the fast path of :func:`iter_entries`)
+_ENTRY_CLASSES = frozenset(ENTRY_TYPES.values())
+
+
+def iter_entries(data: Buffer, out: SessionData) -> Iterator[tuple[AnyEntry | None, memoryview]]:
+    """Every line of a session's bytes but the blank ones, in file order, with the entry it
+    gives or None (the header, a damaged line, a ``leaf`` line, a partial tail); the line is
+    a view, valid until the next step.  The header, the damage, the partial tail and the
+    leaf go to ``out`` (the leaf once the walk is complete).
+
+    Lines are views into ``data``: no copy of the file.  When ``data`` is a read-only map of
+    the file its pages already read are given back as the walk goes on, so that the file's
+    bytes and the entries are not both resident."""
     drop = isinstance(data, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED")
-    out = SessionData(path=path, header=None, size=len(data))
-    raws: list[bytes] | None = [] if keep_raw else None
-    entries = out.entries
+    size = len(data)
+    tail_unterminated = bool(data) and data[-1:] != b"\n"
+    last = -1 if not tail_unterminated else data.rfind(b"\n") + 1  # offset of an unterminated last line
+    view = memoryview(data)
+    find = data.find
+    decode = _decoder.decode
+    known = _ENTRY_CLASSES
+    damaged = out.damaged
     ids: set[str] = set()
+    add_id = ids.add
     leaf: str | None = None
+    prev: str | None = None  # the id of the last entry
     header_seen = False
     version = CURRENT_VERSION
-    last = -1 if not tail_unterminated else data.rfind(b"\n") + 1  # offset of an unterminated last line
     v1_counter = 0
-    offset = 0
-    for n, line in enumerate(_lines(data, drop)):
-        start, offset = offset, offset + len(line) + 1
-        if _blank(line):
-            continue
-        obj: Any = None
-        raw: Any = _NOT_JSON
-        try:
-            obj = _decoder.decode(line)
-        except msgspec.ValidationError:
-            # valid JSON of another shape -- or JSON followed by junk (``1 x``), which the
-            # typed decoder reports as a shape error before it sees the trailing bytes
-            obj = None
-            raw = decode_any(line)
-        except DECODE_ERRORS:
-            pass
-        if raw is _NOT_JSON and obj is None:
-            if start == last:
-                out.partial_tail = True
-            elif not header_seen:
+    pos = 0
+    dropped = 0
+    n = 0  # 1-based physical line number
+    try:
+        while pos < size:
+            start = pos
+            if drop and start - dropped >= _DROP_BYTES:  # the lines before this one are done
+                upto = start - start % mmap.PAGESIZE
+                data.madvise(mmap.MADV_DONTNEED, dropped, upto - dropped)  # type: ignore[union-attr]
+                dropped = upto
+            e = find(b"\n", pos)
+            if e < 0:
+                e = size
+            line = view[start:e]
+            pos = e + 1
+            n += 1
+            obj: Any = None
+            raw: Any = _NOT_JSON
+            try:
+                obj = decode(line)
+            except msgspec.ValidationError:
+                # valid JSON of another shape -- or JSON followed by junk (``1 x``), which the
+                # typed decoder reports as a shape error before it sees the trailing bytes
+                raw = decode_any(line)
+            except DECODE_ERRORS:
+                if _blank(line):
+                    continue
+            else:
+                cls = obj.__class__
+                if cls in known and header_seen:  # the common case: a well-formed entry
+                    eid = obj.id
+                    if eid in ids:
+                        damaged.append(DamagedLine(n, f"duplicate entry id {eid}"))
+                        yield None, line
+                        continue
+                    add_id(eid)
+                    if cls is CustomEntry and obj.custom_type == LEAF_MARK:
+                        # the leaf moves to its parent (as the tree attaches it: a missing
+                        # parent is replaced by the entry before it)
+                        pid = obj.parent_id
+                        leaf = pid if pid is None or pid in ids else prev
+                    else:
+                        leaf = eid
+                    prev = eid
+                    yield obj, line
+                    continue
+            if raw is _NOT_JSON and obj is None:
+                if start == last:
+                    out.partial_tail = True
+                elif not header_seen:
+                    header_seen = True
+                    out.header_error = f"line {n} is not valid JSON"
+                else:
+                    damaged.append(DamagedLine(n, "not valid JSON"))
+                yield None, line
+                continue
+            if not header_seen:
                 header_seen = True
-                out.header_error = f"line {n + 1} is not valid JSON"
-            else:
-                out.damaged.append(DamagedLine(n + 1, "not valid JSON"))
-            continue
-        if not header_seen:
-            header_seen = True
+                if isinstance(obj, SessionHeader):
+                    out.header = obj
+                    version = obj.version
+                    yield None, line
+                    continue
+                out.header_error = f"line {n} is not a session header"
+                if obj is None:
+                    yield None, line
+                    continue
+            if obj is None:
+                # valid JSON that does not fit a known shape: an unknown type, an unknown
+                # message role, an older format, or a shape error in a known type
+                if not isinstance(raw, dict):
+                    damaged.append(DamagedLine(n, "not a JSON object"))
+                    yield None, line
+                    continue
+                if version < CURRENT_VERSION:
+                    if version < 2 and "id" not in raw:
+                        v1_counter += 1
+                        raw = {**raw, "id": f"{v1_counter:08x}", "parentId": leaf}
+                    raw = _migrate_message(raw) or raw
+                    target = ENTRY_TYPES.get(raw.get("type"))  # type: ignore[arg-type]
+                    if target is not None:
+                        try:
+                            obj = msgspec.convert(raw, target, str_keys=True)
+                        except msgspec.ValidationError:
+                            obj = None
+                if obj is None:
+                    eid = raw.get("id")
+                    if raw.get("type") == "session":
+                        damaged.append(DamagedLine(n, "a second session header"))
+                        yield None, line
+                        continue
+                    if not isinstance(eid, str) or not eid:
+                        damaged.append(DamagedLine(n, f"entry of type {raw.get('type')!r} has no id"))
+                        yield None, line
+                        continue
+                    parent = raw.get("parentId")
+                    obj = UnknownEntry(
+                        id=eid,
+                        parent_id=parent if isinstance(parent, str) else None,
+                        timestamp=str(raw.get("timestamp") or ""),
+                        raw=raw,
+                    )
+            if isinstance(obj, LeafLine):
+                out.leaf_lines += 1
+                if obj.target_id is None or obj.target_id in ids:
+                    leaf = obj.target_id
+                else:
+                    damaged.append(DamagedLine(n, f"leaf line points to unknown entry {obj.target_id}"))
+                yield None, line
+                continue
             if isinstance(obj, SessionHeader):
-                out.header = obj
-                version = obj.version
+                damaged.append(DamagedLine(n, "a second session header"))
+                yield None, line
                 continue
-            out.header_error = f"line {n + 1} is not a session header"
-            if obj is None:
+            if obj.id in ids:
+                damaged.append(DamagedLine(n, f"duplicate entry id {obj.id}"))
+                yield None, line
                 continue
-        if obj is None:
-            # valid JSON that does not fit a known shape: an unknown type, an unknown
-            # message role, an older format, or a shape error in a known type
-            if not isinstance(raw, dict):
-                out.damaged.append(DamagedLine(n + 1, "not a JSON object"))
-                continue
-            if version < CURRENT_VERSION:
-                if version < 2 and "id" not in raw:
-                    v1_counter += 1
-                    raw = {**raw, "id": f"{v1_counter:08x}", "parentId": leaf}
-                raw = _migrate_message(raw) or raw
-                cls = ENTRY_TYPES.get(raw.get("type"))  # type: ignore[arg-type]
-                if cls is not None:
-                    try:
-                        obj = msgspec.convert(raw, cls, str_keys=True)
-                    except msgspec.ValidationError:
-                        obj = None
-            if obj is None:
-                eid = raw.get("id")
-                if raw.get("type") == "session":
-                    out.damaged.append(DamagedLine(n + 1, "a second session header"))
-                    continue
-                if not isinstance(eid, str) or not eid:
-                    out.damaged.append(DamagedLine(n + 1, f"entry of type {raw.get('type')!r} has no id"))
-                    continue
-                parent = raw.get("parentId")
-                obj = UnknownEntry(
-                    id=eid,
-                    parent_id=parent if isinstance(parent, str) else None,
-                    timestamp=str(raw.get("timestamp") or ""),
-                    raw=raw,
-                )
-        if isinstance(obj, LeafLine):
-            out.leaf_lines += 1
-            if obj.target_id is None or obj.target_id in ids:
-                leaf = obj.target_id
+            ids.add(obj.id)
+            if is_leaf_mark(obj):
+                pid = obj.parent_id
+                leaf = pid if pid is None or pid in ids else prev
             else:
-                out.damaged.append(DamagedLine(n + 1, f"leaf line points to unknown entry {obj.target_id}"))
-            continue
-        if isinstance(obj, SessionHeader):
-            out.damaged.append(DamagedLine(n + 1, "a second session header"))
-            continue
-        if obj.id in ids:
-            out.damaged.append(DamagedLine(n + 1, f"duplicate entry id {obj.id}"))
-            continue
-        ids.add(obj.id)
-        if is_leaf_mark(obj):
-            # the leaf moves to its parent (as the tree attaches it: a missing parent is
-            # replaced by the entry before it)
-            pid = obj.parent_id
-            leaf = pid if pid is None or pid in ids else (entries[-1].id if entries else None)
-        else:
-            leaf = obj.id
-        entries.append(obj)
-        if raws is not None:
-            raws.append(bytes(line))
-    if not header_seen:
-        out.header_error = "the file is empty"
-    out.leaf_id = leaf
-    out.raws = raws
-    return out
+                leaf = obj.id
+            prev = obj.id
+            yield obj, line
+        if not header_seen:
+            out.header_error = "the file is empty"
+        out.leaf_id = leaf
+    finally:
+        view.release()
 
 
 def read_header(path: str | os.PathLike[str]) -> SessionHeader | None:
