@@ -231,7 +231,7 @@ def _key_of(path: str, project: str | None) -> tuple | None:
         tail = os.pread(fd, TAIL, size - TAIL)
         ms = last_message_ms(tail, tail.find(b"\n") + 1, len(tail))
         if not ms:
-            whole = os.pread(fd, size, 0)
+            whole = _read_fd(fd, size)  # (pread leaves the offset at 0)
             ms = last_message_ms(whole, pos, len(whole))
         return (-(ms or state.last_ms), state.cwd, state.session_id)
     except OSError:
