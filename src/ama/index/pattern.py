@@ -12,7 +12,9 @@ Two filters narrow the candidates before the matcher decides:
   line bytes.  It is used only when that cannot miss: the keyword has no quote, backslash
   or control character (which JSON escapes), and per file, when the file holds no escape
   that could spell one of its characters (``\\uXXXX`` beyond control characters, ``\\/``),
-  and no character whose lower case is ASCII (``İ``, ``K``) when it matters;
+  and no character whose lower case is ASCII (``İ``, ``K``) when it matters.  Such a file
+  that lacks a character of the keyword in both cases (one ``memchr`` each) cannot match,
+  and is not lowercased at all; :meth:`Pattern.may_match` asks the same of a whole file;
 * **search-index terms** (index): each ASCII letter-and-digit run of the keyword must occur
   inside some term of a matching document (see ``search.py``).
 """
@@ -29,10 +31,6 @@ _REGEX = re.compile(r"^/(.*)/([a-zA-Z]*)$", re.DOTALL)
 # escapes that can spell a character of an ASCII keyword: printable ASCII, İ, K, and \/
 _ASCII_ESCAPE = re.compile(rb"\\u00[2-7][0-9a-fA-F]|\\u0130|\\u212[aA]|\\/")
 _ESCAPE = re.compile(rb"\\u(?!00[01][0-9a-fA-F])|\\/")
-#: letters that are rare in text and code and, in both cases, absent from the JSON structure
-#: of session lines (keys, ``false``, timestamps' ``T``/``Z``): when a keyword has one, a file
-#: holding neither case of it cannot match (never i or k: İ and K lower to them)
-_RARITY = "qjxvb"
 _TOKENS = re.compile(r"[a-z0-9]+")
 _LOWER_TO_ASCII = (b"\xc4\xb0", b"\xe2\x84\xaa")  # İ -> i̇, K (Kelvin) -> k
 
@@ -71,12 +69,11 @@ class Pattern:
         )
         self.raw_bytes = kw.encode() if kw is not None else b""
         self.tokens = _TOKENS.findall(kw) if kw is not None and self.ascii else []
-        #: both cases of the keyword's rarest letter or digit (a file without either cannot match)
-        self.rare = b""
+        #: per character of an ASCII keyword, the bytes that spell it in raw JSON outside an
+        #: escape (both cases of a letter): a file without any of them has no literal match
+        self.forms: list[tuple[str, tuple[bytes, ...]]] = []
         if kw is not None and self.ascii:
-            ranked = [c for c in _RARITY if c in kw]
-            if ranked:
-                self.rare = (ranked[0] + ranked[0].upper()).encode()
+            self.forms = [(c, tuple(dict.fromkeys((c.encode(), c.upper().encode())))) for c in dict.fromkeys(kw)]
 
     def find(self, text: str) -> tuple[int, int] | None:
         """The first match in ``text``: ``(start, end)`` positions, or None."""
@@ -104,6 +101,25 @@ class Pattern:
 
     # --- the raw prefilter -------------------------------------------------------------------
 
+    @property
+    def prefilters(self) -> bool:
+        """Whether the raw prefilter can rule a file out (else every file is a candidate)."""
+        return self.keyword is not None and self.raw
+
+    def _missing(self, data: Any, start: int) -> str:
+        """The characters of the keyword that ``data`` (from ``start``) holds in no raw form
+        (``memchr`` each: it stops at the first one found)."""
+        find = data.find
+        return "".join(c for c, forms in self.forms if all(find(b, start) < 0 for b in forms))
+
+    def _hidden(self, data: Any, start: int) -> bool:
+        """Whether JSON may hide a match from the raw bytes: an escape that can spell a
+        character of the keyword, or a character whose lower case is an ASCII letter."""
+        if _ASCII_ESCAPE.search(data, start):
+            return True
+        kw = self.keyword or ""
+        return ("i" in kw or "k" in kw) and not data.isascii() and any(s in data for s in _LOWER_TO_ASCII)
+
     def candidate_lines(self, data: Any, start: int) -> set[int] | None:
         """Offsets of the lines (from ``start``) that may match, or None for "every line"."""
         kw = self.keyword
@@ -114,17 +130,42 @@ class Pattern:
                 return None
             text = bytes(data[start:]).decode("utf-8", "replace").lower()
             return None if kw in text else set()
-        if _ASCII_ESCAPE.search(data, start):
+        if self._hidden(data, start):
             return None
-        if self.rare and all(bytes([c]) not in data for c in self.rare):
+        missing = self._missing(data, start)
+        if missing.strip(" "):  # (a tool call's text has a space its raw bytes may not)
             return set()
-        if ("i" in kw or "k" in kw) and not data.isascii() and any(s in data for s in _LOWER_TO_ASCII):
-            return None
-        hay = bytes(data).lower() if any("a" <= c <= "z" for c in kw) else data
-        out = _lines_with(hay, self.raw_bytes, start)
+        out = set()
+        if not missing:
+            hay = bytes(data).lower() if any("a" <= c <= "z" for c in kw) else data
+            out = _lines_with(hay, self.raw_bytes, start)
         if " " in kw:
             out |= _lines_with(data, b'"toolCall"', start)
         return out
+
+    def may_match(self, data: Any, start: int = 0, *, raw_first: bool = False) -> bool:
+        """Whether some line of ``data`` from ``start`` may match: False exactly when
+        :meth:`candidate_lines` gives no line.  The same tests, in the order that answers
+        soonest and without collecting lines: a character of the keyword that the bytes
+        do not hold spares lowercasing them.  ``raw_first``: look for the keyword as it is
+        first (cheap when it is common)."""
+        kw = self.keyword
+        if kw is None or not self.raw:
+            return True
+        if not self.ascii:
+            if _ESCAPE.search(data, start):
+                return True
+            return kw in bytes(data[start:]).decode("utf-8", "replace").lower()
+        if raw_first and data.find(self.raw_bytes, start) >= 0:
+            return True
+        missing = self._missing(data, start)
+        if not missing:
+            hay = data.lower() if any("a" <= c <= "z" for c in kw) else data
+            if hay.find(self.raw_bytes, start) >= 0:
+                return True
+        if not missing.strip(" ") and " " in kw and data.find(b'"toolCall"', start) >= 0:
+            return True
+        return self._hidden(data, start)
 
 
 def _lines_with(hay: Any, needle: bytes, start: int) -> set[int]:

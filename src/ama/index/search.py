@@ -22,7 +22,6 @@ from ama.index import vocab
 from ama.index.pattern import Pattern
 from ama.index.timeutil import ts_ms
 from ama.index.verify import doc_part
-from ama.session.layout import iter_session_files
 
 # ama.index.lines / extract (msgspec, the session reader) are imported when a line has to
 # be read: a search the index answers with "nothing" does not load them.
@@ -239,162 +238,12 @@ def _hit(
 # --- scan ---------------------------------------------------------------------------------
 
 
-HEAD = 64 * 1024
-TAIL = 64 * 1024
-SEQUENTIAL_BYTES = 8 << 20  # read this much newest-first before scanning the rest in parallel
-
-
-def _sequential_bytes() -> int:
-    v = os.environ.get("AMA_SCAN_SEQUENTIAL_BYTES", "")
-    return int(v) if v.isdigit() else SEQUENTIAL_BYTES
-
-
-def _order_key_of(path: str, q: SearchQuery) -> tuple | None:
-    """The order key of a file in scope from its first and last bytes only (the whole file
-    when its last message is not near the end), or None."""
-    from ama.index.extract import FileState, last_message_ms, start
-
-    try:
-        with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            head = f.read(HEAD)
-            if size <= HEAD:
-                data, lo = head, None
-            else:
-                f.seek(max(HEAD, size - TAIL))
-                data = f.read()
-                lo = data.find(b"\n") + 1
-    except OSError:
-        return None
-    state, pos = start(head if lo is not None else data)
-    if not isinstance(state, FileState) or (q.project is not None and state.cwd != q.project):
-        return None
-    ms = last_message_ms(data, pos if lo is None else lo, len(data))
-    if not ms and lo is not None:
-        try:
-            with open(path, "rb") as f:
-                whole = f.read()
-        except OSError:
-            return None
-        ms = last_message_ms(whole, pos, len(whole))
-    return _order_key(ms or state.last_ms, state.cwd, state.session_id, path)
-
-
-def _candidates(paths: list[str], q: SearchQuery) -> list:
-    """Candidate line offsets of each file (None: every line; [] no line can match) -- plain
-    data, as it may come back from a forked child."""
-    from ama.index.extract import FileState, start
-
-    out: list[list[int] | None] = []
-    for path in paths:
-        try:
-            with open(path, "rb") as f:
-                data = f.read()
-        except OSError:
-            out.append([])
-            continue
-        state, pos = start(data)
-        if not isinstance(state, FileState):
-            out.append([])
-            continue
-        cand = q.pattern.candidate_lines(data, pos)
-        out.append(None if cand is None else sorted(cand))
-    return out
-
-
-def _read(path: str) -> bytes | None:
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except OSError:
-        return None
-
-
-def _file_hits(path: str, data: bytes, cand: list[int] | None, q: SearchQuery, hits: list[Hit]) -> None:
-    from ama.index.extract import FileState, extract, start
-
-    state, pos = start(data)
-    if not isinstance(state, FileState):
-        return
-    chunk = extract(data, pos, state, facts=False, runs=False, doc_lines=None if cand is None else set(cand))
-    view = _FileView(
-        path,
-        state.session_id,
-        state.cwd,
-        state.version,
-        chunk.parents,
-        chunk.offs,
-        chunk.lens,
-        chunk.users,
-        state.leaf,
-    )
-    for k, part, role, text in chunk.docs:
-        o, n = chunk.offs[k - 1], chunk.lens[k - 1]
-        h = _hit(view, k, part, role, text, q, partial(_ident_of, data[o : o + n]))
-        if h is not None:
-            hits.append(h)
-            if len(hits) > q.limit:
-                return
-
-
-def _prefiltered(paths: list[str], q: SearchQuery) -> dict[str, list[int] | None]:
-    """Candidate line offsets of the files, computed on every core worth using."""
-    from ama.index import fanout
-
-    sizes = []
-    for p in paths:
-        try:
-            sizes.append(os.path.getsize(p))
-        except OSError:
-            sizes.append(0)
-    groups = fanout.split(paths, sizes, fanout.workers_for(sum(sizes)))
-    out: dict[str, list[int] | None] = {}
-    for idx, part in zip(groups, fanout.run(lambda g: _candidates([paths[j] for j in g], q), groups)):
-        for j, c in zip(idx, part):
-            out[paths[j]] = c
-    return out
-
-
 def scan(root: str, q: SearchQuery) -> list[Hit]:
-    """Hits by reading the files (at most ``limit + 1``, so callers can tell there are more):
-    files are ordered from their first and last bytes, then read newest first; when the
-    newest 8 MB do not give enough hits, the rest is prefiltered on every core."""
-    from ama.index.extract import FileState, start
+    """Hits by reading the files (at most ``limit + 1``, so callers can tell there are
+    more): see ``search_scan.py``."""
+    from ama.index.search_scan import scan as scan_files
 
-    files = []
-    for path in iter_session_files(os.path.abspath(root)):
-        key = _order_key_of(path, q)
-        if key is not None:
-            files.append((key, path))
-    files.sort()
-    hits: list[Hit] = []
-    cands: dict[str, list[int] | None] | None = None
-    done = 0
-    for i, (_key, path) in enumerate(files):
-        if len(hits) > q.limit:
-            break
-        if cands is None and done > _sequential_bytes():
-            cands = _prefiltered([p for _k, p in files[i:]], q)
-        if cands is not None:
-            cand = cands.get(path, [])
-            if cand is not None and not cand:
-                continue
-            data = _read(path)
-        else:
-            data = _read(path)
-            if data is None:
-                continue
-            done += len(data)
-            state, pos = start(data)
-            if not isinstance(state, FileState):
-                continue
-            c = q.pattern.candidate_lines(data, pos)
-            if c is not None and not c:
-                continue
-            cand = None if c is None else sorted(c)
-        if data is not None:
-            _file_hits(path, data, cand, q, hits)
-    return hits
+    return scan_files(root, q)
 
 
 # --- index --------------------------------------------------------------------------------
