@@ -78,7 +78,7 @@ def test_the_walk_finds_what_the_catalog_walk_finds_in_the_same_order(
     _tree(root)
     disk = scan_disk(str(root))
     want = _expected(str(root))
-    assert list(disk.as_dict().items()) == want and disk.paths == [p for p, _ in want]
+    assert disk.as_dict() == dict(want) and disk.paths == [p for p, _ in want]
     names = {os.path.relpath(p, root) for p in disk.paths}
     assert {"a.jsonl", "link.jsonl", "dangling.jsonl", "loop.jsonl", "linked-dir.jsonl"} <= names
     assert {"--a--/dir.jsonl", "--a--/b/c/three.jsonl", "a-b/x.jsonl"} <= names
@@ -95,7 +95,8 @@ def test_the_walk_finds_what_the_catalog_walk_finds_in_the_same_order(
             (root / d / f"{i:03}.jsonl").write_bytes(b"x" * i)
     os.mkfifo(root / "--n--" / "001.jsonl.jsonl")
     disk = scan_disk(str(root))
-    assert list(disk.as_dict().items()) == _expected(str(root))
+    want = _expected(str(root))
+    assert disk.as_dict() == dict(want) and disk.paths == [p for p, _ in want]
     assert disk.digest() == scan_disk(str(root)).digest()
 
 
@@ -104,8 +105,12 @@ def test_the_digest_changes_with_anything_a_refresh_compares(tmp_path: Path) -> 
     (root / "--p--").mkdir(parents=True)
     f = root / "--p--" / "one.jsonl"
     f.write_bytes(b"{}\n")
-    seen = {scan_disk(str(root)).digest()}
-    assert scan_disk(str(root)).digest() in seen  # the same files: the same digest
+    for i in range(5):
+        (root / "--p--" / f"same-{i}.jsonl").write_bytes(b"{}\n" * 300)  # equal sizes: shared int objects
+    first = scan_disk(str(root))
+    seen = {first.digest()}
+    held = first.as_dict()  # more references to the same numbers: the digest must not see them
+    assert scan_disk(str(root)).digest() in seen and first.digest() in seen and held
 
     def changed() -> None:
         d = scan_disk(str(root)).digest()
@@ -252,3 +257,29 @@ def test_a_mark_is_not_set_on_a_snapshot_another_process_changed(sessions_dir: P
     finally:
         other.close()
         db.close()
+
+
+def test_cached_answers_are_not_reused_after_a_change(sessions_dir: Path) -> None:
+    """The query cache (stats reports, the terms a keyword narrows to) is keyed by the
+    index's generation: a term that appears, a request that is added, are in the next answer."""
+    from tests.index.helpers import ama, ama_json
+
+    s = session(sessions_dir)
+
+    def hits(word: str) -> int:
+        out = ama("sessions", "search", word, "--all", "--json").stdout
+        return len(out.splitlines())
+
+    assert hits("zork") == 0 and hits("zork") == 0  # the second from the cache
+    assert ama_json("stats", "--all")["requests"] == 1
+    db = D.connect()
+    try:
+        (cached,) = db.execute("SELECT count(*) FROM query_cache").fetchone()
+        assert cached >= 2
+    finally:
+        db.close()
+    s.user("what is a zork", "2026-03-01T11:00:00.000Z")
+    s.assistant("2026-03-01T11:00:05.000Z", "a grue's cousin", u=usage(3, 4))
+    assert hits("zork") == 1 and hits("grue") == 1
+    r = ama_json("stats", "--all")
+    assert (r["requests"], r["tokens"]["input"]) == (2, 13)

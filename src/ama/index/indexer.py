@@ -21,10 +21,10 @@ bytes with ``ama.session.summary.summarize_bytes`` (what the scan lists).
 
 from __future__ import annotations
 
+import marshal
 import os
 import sqlite3
 import stat
-from array import array
 from collections.abc import Callable
 
 try:
@@ -64,39 +64,54 @@ class RefreshInfo:
         return f"RefreshInfo(root_id={self.root_id}, scanned={self.scanned}, cached={self.cached}, removed={self.removed})"
 
 
-Segment = tuple[str, list[str]]  # a directory (with its trailing "/") and names of session files in it
+#: a directory (with its trailing "/") and names of session files in it: a run of the walk
+#: (sorted), or the whole directory in the order it was read (sorted when paths are asked for)
+Segment = tuple[str, list[str]]
 
 
 class DiskState:
     """The session files of a root in the catalog's walk order (``iter_session_files``),
     each with ``(size, mtime_ns, inode)`` (of the file a link points to; of the link itself
-    when it dangles).  Kept as runs of names per directory; paths are made when asked."""
+    when it dangles).  Kept as runs of names per directory and one flat list of numbers;
+    paths are made when asked."""
 
-    __slots__ = ("_segments", "_nums", "_inos", "_paths")
+    __slots__ = ("_segments", "_values", "_paths")
 
-    def __init__(self, segments: list[Segment], nums: array, inos: array) -> None:
+    def __init__(self, segments: list[Segment], values: list[int]) -> None:
         self._segments = segments
-        self._nums = nums  # size, mtime_ns of each file
-        self._inos = inos
+        self._values = values  # size, mtime_ns, inode of each file
         self._paths: list[str] | None = None
 
     def __len__(self) -> int:
-        return len(self._inos)
+        return len(self._values) // 3
 
     @property
     def paths(self) -> list[str]:
         if self._paths is None:
-            self._paths = [d + n for d, names in self._segments for n in names]
+            out: list[str] = []
+            group: list[str] = []
+            prefix = None
+            for d, names in self._segments:  # a directory's runs sorted together
+                if d != prefix:
+                    out += [prefix + n for n in sorted(group)] if prefix is not None else []
+                    prefix, group = d, []
+                group += names
+            if prefix is not None:
+                out += [prefix + n for n in sorted(group)]
+            self._paths = out
         return self._paths
 
     def as_dict(self) -> dict[str, tuple[int, int, int]]:
-        n, i = self._nums, self._inos
-        return {p: (n[2 * k], n[2 * k + 1], i[k]) for k, p in enumerate(self.paths)}
+        """``path -> (size, mtime_ns, inode)`` (in no particular order)."""
+        v = self._values
+        stored = (d + n for d, names in self._segments for n in names)  # the order of the values
+        return {p: (v[3 * k], v[3 * k + 1], v[3 * k + 2]) for k, p in enumerate(stored)}
 
     def digest(self) -> str:
-        """A digest of everything a refresh compares (the paths in order, their sizes,
-        mtimes and inodes, the index format and the time zone): equal digests, nothing to
-        read again.  BLAKE2b, 128 bits."""
+        """A digest of everything a refresh compares (the paths, their sizes, mtimes and
+        inodes, the index format and the time zone): equal digests, nothing to read again.
+        BLAKE2b, 128 bits, over the files in the order the directories were read (unsorted:
+        a directory read in another order only costs a comparison of the rows)."""
         h = blake2b(digest_size=16)
         text = [f"{INDEX_FORMAT}\0{tz_key()}\0{len(self)}\0\0"]
         for d, names in self._segments:  # unambiguous: names are never empty, nothing holds a NUL
@@ -105,14 +120,14 @@ class DiskState:
             text.append("\0".join(names))
             text.append("\0\0")
         h.update("".join(text).encode("utf-8", "surrogateescape"))
-        h.update(self._nums)
-        h.update(self._inos)
+        h.update(marshal.dumps(self._values, 2))  # version 2: no back-references, the same bytes every time
         return h.hexdigest()
 
 
-_SPECIAL = frozenset((stat.S_IFIFO, stat.S_IFSOCK, stat.S_IFCHR, stat.S_IFBLK))
 _BY_FD = os.stat in os.supports_dir_fd and os.open in os.supports_dir_fd and os.listdir in os.supports_fd
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
+_FMT, _REG = 0o170000, 0o100000  # stat.S_IFMT's mask, a regular file
+_SPECIAL = (stat.S_IFIFO, stat.S_IFSOCK, stat.S_IFCHR, stat.S_IFBLK)
 
 #: below this many files the stats are not worth a second process
 FORK_MIN_FILES = 3000
@@ -126,7 +141,7 @@ def scan_disk(root: str, *, max_depth: int = 3) -> DiskState:
     and a free core, half of them in a forked child."""
     if not _BY_FD:  # pragma: no cover - Windows
         segments: list[Segment] = []
-        nums, inos = array("q"), array("Q")
+        values: list[int] = []
         for p in iter_session_files(root, max_depth=max_depth):
             try:
                 st = os.stat(p)
@@ -137,9 +152,8 @@ def scan_disk(root: str, *, max_depth: int = 3) -> DiskState:
                     continue
             d, _, name = p.rpartition(os.sep)
             segments.append((d + os.sep, [name]))
-            nums.extend((st.st_size, st.st_mtime_ns))
-            inos.append(st.st_ino)
-        return DiskState(segments, nums, inos)
+            values += (st.st_size, st.st_mtime_ns, st.st_ino)
+        return DiskState(segments, values)
     listed = _list(root, max_depth)
     total = sum(len(names) for _d, names in listed)
     if _may_fork(total):
@@ -147,14 +161,11 @@ def scan_disk(root: str, *, max_depth: int = 3) -> DiskState:
 
         halves = _halves(listed, total)
         # the child stats the first half while the parent stats the second
-        (n2, i2, kept2), (n1, i1, kept1) = fanout.run(lambda g: _stat_part(halves[g[0]]), [[1], [0]])
+        (v2, dropped2), (v1, dropped1) = fanout.run(lambda g: _stat_part(halves[g[0]]), [[1], [0]])
         first, second = halves
-        nums, inos = array("q", n1), array("Q", i1)
-        nums.frombytes(n2)
-        inos.frombytes(i2)
-        return DiskState(_merge(first, kept1) + _merge(second, kept2), nums, inos)
-    n, i, kept = _stat_part(listed)
-    return DiskState(_merge(listed, kept), array("q", n), array("Q", i))
+        return DiskState(_merge(first, dropped1) + _merge(second, dropped2), v1 + v2)
+    values, dropped = _stat_part(listed)
+    return DiskState(_merge(listed, dropped), values)
 
 
 def _may_fork(files: int) -> bool:
@@ -199,8 +210,16 @@ def _list_dir(out: list[Segment], d: str, fd: int, depth: int, max_depth: int) -
         names = os.listdir(fd)
     except OSError:
         return
-    names.sort()
     prefix = d if d.endswith("/") else d + "/"
+    # a workspace directory holds session files only: checked in C, not name by name (a
+    # name never holds a NUL: each ".jsonl\0" is the end of one name, each "\0." a start);
+    # left unsorted (``DiskState.paths`` sorts it)
+    joined = "\0" + "\0".join(names) + "\0"
+    if joined.count(".jsonl\0") == len(names) and "\0." not in joined:
+        if names:
+            out.append((prefix, names))
+        return
+    names.sort()
     run: list[str] = []
     for name in names:
         if name.startswith("."):
@@ -227,57 +246,58 @@ def _list_dir(out: list[Segment], d: str, fd: int, depth: int, max_depth: int) -
         out.append((prefix, run))
 
 
-def _stat_part(segments: list[Segment]) -> tuple[bytes, bytes, list[int] | None]:
-    """Sizes and mtimes, inodes (as array bytes) of the files that are kept, and the
-    positions of the names kept (None: all of them) -- plain data, as it may come back from
-    a forked child.  A name is dropped when it is a FIFO, socket or device (through links)
-    or has gone; a link that leads nowhere is kept with its own stat."""
-    nums, inos = array("q"), array("Q")
-    kept: list[int] = []
-    dropped = False
+def _stat_part(segments: list[Segment]) -> tuple[list[int], list[int] | None]:
+    """Size, mtime and inode of each file that is kept, flat, and the positions of the names
+    dropped (None: none) -- plain data, as it may come back from a forked child.  A name is
+    dropped when it is a FIFO, socket or device (through links) or has gone; a link that
+    leads nowhere is kept with its own stat."""
+    values: list[int] = []
+    add = values.append
+    dropped: list[int] = []
+    stat_at = os.stat
     k = 0
     for d, names in segments:
         try:
             fd = os.open(d, _DIR_FLAGS)
         except OSError:
-            dropped = True
+            dropped.extend(range(k, k + len(names)))
             k += len(names)
             continue
         try:
             for name in names:
                 try:
-                    st = os.stat(name, dir_fd=fd)
+                    st = stat_at(name, dir_fd=fd)
                 except OSError:
                     try:
-                        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                        st = stat_at(name, dir_fd=fd, follow_symlinks=False)
                     except OSError:
-                        dropped = True
+                        dropped.append(k)
                         k += 1
                         continue
                 else:
-                    if stat.S_IFMT(st.st_mode) in _SPECIAL:
-                        dropped = True
+                    mode = st.st_mode & _FMT
+                    if mode != _REG and mode in _SPECIAL:
+                        dropped.append(k)
                         k += 1
                         continue
-                nums.append(st.st_size)
-                nums.append(st.st_mtime_ns)
-                inos.append(st.st_ino)
-                kept.append(k)
+                add(st.st_size)
+                add(st.st_mtime_ns)
+                add(st.st_ino)
                 k += 1
         finally:
             os.close(fd)
-    return nums.tobytes(), inos.tobytes(), kept if dropped else None
+    return values, dropped or None
 
 
-def _merge(segments: list[Segment], kept: list[int] | None) -> list[Segment]:
+def _merge(segments: list[Segment], dropped: list[int] | None) -> list[Segment]:
     """``segments`` without the names ``_stat_part`` dropped."""
-    if kept is None:
+    if not dropped:
         return segments
-    keep = set(kept)
+    drop = set(dropped)
     out: list[Segment] = []
     k = 0
     for d, names in segments:
-        run = [n for j, n in enumerate(names, k) if j in keep]
+        run = [n for j, n in enumerate(names, k) if j not in drop]
         k += len(names)
         if run:
             out.append((d, run))

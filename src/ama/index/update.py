@@ -90,6 +90,9 @@ def write(
 ) -> RefreshInfo:
     db.execute("BEGIN IMMEDIATE")
     try:
+        # the generation (the query cache's key) moves with the first rows committed: a
+        # write stopped between two of its commits leaves no cached answer current
+        _set_meta(db, "generation", str(int(meta(db, "generation") or 0) + 1))
         rid, changed, removed, rebuild = changes(db, root, disk)
         rebuild = rebuild or force or meta(db, "summary_fields") != summary_fields()
         dead = int(meta(db, "fts_dead") or 0)
