@@ -84,6 +84,9 @@ def test_the_walk_finds_what_the_catalog_walk_finds_in_the_same_order(
     assert {"--a--/dir.jsonl", "--a--/b/c/three.jsonl", "a-b/x.jsonl"} <= names
     assert not names & {"fifo.jsonl", "fifo-link.jsonl", "sock.jsonl", "--a--/.hidden.jsonl", ".dot/x.jsonl"}
     assert "--a--/b/c/d/too-deep.jsonl" not in names and not any(n.startswith(".trash") for n in names)
+    with pytest.raises(UnicodeEncodeError):  # the index cannot hold such a name (refresh says so)
+        disk.digest()
+    os.unlink(root / "--a--" / os.fsdecode(b"\xff-odd.jsonl"))
     # a root given with a trailing slash, a missing root, a file as the root
     assert scan_disk(str(root) + "/").paths == list(iter_session_files(str(root) + "/"))
     assert scan_disk(str(tmp_path / "none")).paths == []
@@ -283,3 +286,28 @@ def test_cached_answers_are_not_reused_after_a_change(sessions_dir: Path) -> Non
     assert hits("zork") == 1 and hits("grue") == 1
     r = ama_json("stats", "--all")
     assert (r["requests"], r["tokens"]["input"]) == (2, 13)
+
+
+def test_a_file_name_that_is_not_utf8_is_scanned_not_a_traceback(sessions_dir: Path) -> None:
+    """SQLite holds UTF-8 text only: with such a file the index is not used (one warning)
+    and every command answers by scanning, as --no-cache does."""
+    import subprocess
+
+    from tests.conftest import ama_cmd
+
+    def run(*args: str) -> tuple[bytes, bytes]:
+        p = subprocess.run(ama_cmd(*args), capture_output=True, timeout=120)
+        assert p.returncode == 0 and b"Traceback" not in p.stderr, p.stderr
+        return p.stdout, p.stderr
+
+    s = session(sessions_dir)
+    odd = os.path.join(os.path.dirname(s.path), os.fsdecode(b"2026-03-01T10-00-00-000Z_\xff.jsonl"))
+    Path(odd).write_bytes(Path(s.path).read_bytes())
+    for args in (
+        ["stats", "--all", "--json"],
+        ["sessions", "search", "widgets", "--all"],
+        ["sessions", "list", "--all"],
+    ):
+        out, err = run(*args)
+        assert out == run(*args, "--no-cache")[0] and b"not valid UTF-8" in err, args
+        assert out.count(b"widgets") >= (2 if args[1] == "search" else 0)

@@ -32,7 +32,7 @@ try:
 except ImportError:  # pragma: no cover
     from hashlib import blake2b
 
-from ama.index.db import unusable
+from ama.index.db import IndexUnavailable, unusable
 from ama.index.rows import INDEX_FORMAT
 from ama.index.timeutil import tz_key
 from ama.session.layout import iter_session_files
@@ -113,13 +113,14 @@ class DiskState:
         BLAKE2b, 128 bits, over the files in the order the directories were read (unsorted:
         a directory read in another order only costs a comparison of the rows)."""
         h = blake2b(digest_size=16)
-        text = [f"{INDEX_FORMAT}\0{tz_key()}\0{len(self)}\0\0"]
+        h.update(f"{INDEX_FORMAT}\0{tz_key()}\0{len(self)}\0\0".encode("utf-8", "surrogateescape"))
+        text = []
         for d, names in self._segments:  # unambiguous: names are never empty, nothing holds a NUL
             text.append(d)
             text.append("\0")
             text.append("\0".join(names))
             text.append("\0\0")
-        h.update("".join(text).encode("utf-8", "surrogateescape"))
+        h.update("".join(text).encode())  # UnicodeEncodeError: a name that is not UTF-8
         h.update(marshal.dumps(self._values, 2))  # version 2: no back-references, the same bytes every time
         return h.hexdigest()
 
@@ -373,8 +374,14 @@ def refresh(
     root = os.path.abspath(root)
     disk = scan_disk(root)
     try:
+        digest = disk.digest()
+    except UnicodeEncodeError:  # SQLite text is UTF-8: the index cannot hold such a path
+        odd = next((p for p in [root, *disk.paths] if not _utf8(p)), root)
+        raise IndexUnavailable(
+            f"the index cannot hold the session file {odd!r}: its name is not valid UTF-8"
+        ) from None
+    try:
         if not force:
-            digest = disk.digest()
             row = db.execute("SELECT id, verified FROM roots WHERE path = ?", (root,)).fetchone()
             if row is not None and row[1] == digest:
                 return _current(row[0], disk)
@@ -388,6 +395,14 @@ def refresh(
         return info
     except sqlite3.Error as e:
         raise unusable(e) from None
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _current(rid: int, disk: DiskState) -> RefreshInfo:
