@@ -205,3 +205,26 @@ def restyle(sessions_dir: Path | str, style: str) -> None:
                 value = _reversed_keys(value)
             out.append(json.dumps(value).encode() + b"\n")
         path.write_bytes(b"".join(out))
+
+
+#: how to take an index back to the schema before each migration (tests of upgrades in place)
+_UNDO = {
+    5: ["ALTER TABLE runs DROP COLUMN details"],
+    6: [
+        "DROP TRIGGER files_insert_unverify",
+        "DROP TRIGGER files_delete_unverify",
+        "DROP TRIGGER files_update_unverify",
+        "ALTER TABLE roots DROP COLUMN verified",
+    ],
+    7: ["DROP TABLE catalog"],
+}
+
+
+def schema_back_to(db: Any, version: int) -> None:
+    """Make the index at ``db`` (an open sqlite3 connection) look as an ama of schema
+    ``version`` left it: later migrations undone and unrecorded (the caller commits)."""
+    (have,) = db.execute("SELECT max(version) FROM schema_migrations").fetchone()
+    for v in range(have, version, -1):
+        for sql in _UNDO[v]:
+            db.execute(sql)
+        db.execute("DELETE FROM schema_migrations WHERE version = ?", (v,))

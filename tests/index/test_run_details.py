@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ama.index import db as D
 from ama.index.runlog import DETAIL_KEYS
-from tests.index.helpers import Builder, ama_json
+from tests.index.helpers import Builder, ama_json, schema_back_to
 
 FAILED = {
     "executionId": "run-failed",
@@ -63,13 +63,13 @@ def test_an_index_of_the_previous_schema_is_upgraded_in_place(sessions_dir: Path
     listed(tmp_path)
     # the index as the previous ama left it: schema 4, no details column
     db = sqlite3.connect(D.path())
-    db.execute("ALTER TABLE runs DROP COLUMN details")
-    db.execute("DELETE FROM schema_migrations WHERE version = 5")
+    schema_back_to(db, 4)
     db.commit()
     db.close()
     (file_row,) = rows("SELECT id, offset FROM files")
     run = listed(tmp_path)["run-failed"]
-    assert rows("SELECT max(version), count(*) FROM schema_migrations") == [(5, 5)]
+    n = len(D.MIGRATIONS)
+    assert rows("SELECT max(version), count(*) FROM schema_migrations") == [(n, n)]
     assert rows("SELECT id, offset FROM files") == [file_row]  # not rebuilt
     assert rows("SELECT details FROM runs") == [(None,)]  # read from the session file instead
     assert run["errorMessage"] == "429 Too Many Requests" and run["httpStatus"] == 429

@@ -11,37 +11,45 @@ from typing import TYPE_CHECKING
 from ama.cli.util import local_time, one_line, print_json, sessions_dir
 
 if TYPE_CHECKING:
+    from ama.index.listing import Listing
     from ama.session.catalog import Page
-    from ama.session.summary import SessionSummary
+    from ama.session.summary_data import SessionSummary
 
 
-def _summaries(root: str, no_cache: bool) -> list:
-    """The catalog from the session index (refreshed), or by scanning the files: the same."""
-    if not no_cache:
+def _listing(root: str, args: argparse.Namespace) -> Listing:
+    """The page from the session index (refreshed), or by scanning the files: the same."""
+    opts = {
+        "cwd": None if args.all else os.getcwd(),
+        "archived": args.archived,
+        "include_subagents": args.include_subagents,
+        "limit": args.limit,
+        "cursor": args.cursor,
+    }
+    short = not args.json
+    if not args.no_cache:
         from ama.index.access import with_index
-        from ama.index.listing import summaries
+        from ama.index.listing import page
 
-        res = with_index(root, lambda db, info: summaries(db, info, root))
+        res = with_index(root, lambda db, info: page(db, info, root, short=short, **opts))
         if res is not None:
             return res[0]
-    from ama.session.catalog import scan
+    from ama.index.listing import Listing, shown_ids
+    from ama.session.catalog import list_page, scan
+    from ama.session.layout import name_id
+    from ama.session.shortid import abbreviate
 
-    return scan(root)
+    summaries = scan(root)
+    result = list_page(summaries, **opts)
+    if not short:
+        return Listing(result, None)
+    among = [s.id for s in summaries] + [name_id(s.path) for s in summaries]
+    return Listing(result, abbreviate(shown_ids(result), among=among))
 
 
 def sessions_list(args: argparse.Namespace) -> int:
-    from ama.session.catalog import list_page
-
     root = os.path.abspath(sessions_dir(args))
-    summaries = _summaries(root, args.no_cache)
-    page = list_page(
-        summaries,
-        cwd=None if args.all else os.getcwd(),
-        archived=args.archived,
-        include_subagents=args.include_subagents,
-        limit=args.limit,
-        cursor=args.cursor,
-    )
+    listing = _listing(root, args)
+    page = listing.page
     for row in page.sessions:
         row.task_status = settled_status(row.task_status, row.path)
     if args.json:
@@ -52,7 +60,7 @@ def sessions_list(args: argparse.Namespace) -> int:
         kind = "archived sessions" if args.archived else "sessions"
         print(f"No {kind} in {where} (sessions directory {root}).", file=sys.stderr)
         return 0
-    _print_table(page, summaries, show_project=args.all)
+    _print_table(page, listing.short or {}, show_project=args.all)
     if page.next_cursor:
         sys.stdout.flush()  # the rows first, then the hint on its own line
         print(f"\nmore: {' '.join(_relist(args))} --cursor {page.next_cursor}", file=sys.stderr)
@@ -84,16 +92,15 @@ def row_flags(s: SessionSummary) -> list[str]:
     return out
 
 
-def _print_table(page: Page, summaries: list[SessionSummary], *, show_project: bool) -> None:
+def _print_table(page: Page, short: dict[str, str], *, show_project: bool) -> None:
     from ama.session.layout import name_id
-    from ama.session.shortid import abbreviate
 
-    shown = [s.id for s in page.sessions] + [name_id(d.path) for d in page.damaged]
-    short = abbreviate(shown, among=[s.id for s in summaries] + [name_id(s.path) for s in summaries])
     id_w = max([8, *(len(v) for v in short.values())])
     proj_w = min(40, max([7, *(len(s.cwd) for s in page.sessions)])) if show_project else 0
     width = 100
-    header = f"{'ID':<{id_w}}  {'UPDATED':<16}  {'MSGS':>4}  " + (f"{'PROJECT':<{proj_w}}  " if show_project else "")
+    header = f"{'ID':<{id_w}}  {'UPDATED':<16}  {'MSGS':>4}  " + (
+        f"{'PROJECT':<{proj_w}}  " if show_project else ""
+    )
     print(header + "TITLE")
     for s in page.sessions:
         title = s.name or s.first_message or "(no messages)"

@@ -179,6 +179,62 @@ def m005_run_details(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE runs ADD COLUMN details TEXT")
 
 
+@migration
+def m006_verified_roots(db: sqlite3.Connection) -> None:
+    """``roots.verified``: the digest of a root's session files (paths, sizes, mtimes,
+    inodes; ``indexer.DiskState.digest``) as they were when a refresh last found its rows
+    current.  A refresh whose walk gives the same digest reads no rows.  Any change to the
+    root's file rows clears it, by these triggers, in the writer's own transaction."""
+    db.execute("ALTER TABLE roots ADD COLUMN verified TEXT")
+    for event, ref in (("INSERT", "NEW.root_id"), ("DELETE", "OLD.root_id")):
+        db.execute(
+            f"CREATE TRIGGER files_{event.lower()}_unverify AFTER {event} ON files BEGIN"
+            f" UPDATE roots SET verified = NULL WHERE id = {ref} AND verified IS NOT NULL; END"
+        )
+    db.execute(
+        "CREATE TRIGGER files_update_unverify AFTER UPDATE OF root_id, path, size, mtime_ns, ino ON files BEGIN"
+        " UPDATE roots SET verified = NULL WHERE id IN (OLD.root_id, NEW.root_id) AND verified IS NOT NULL; END"
+    )
+
+
+@migration
+def m007_catalog(db: sqlite3.Connection) -> None:
+    """``catalog``: per file, what ``sessions list`` sorts, filters, links and abbreviates
+    by (``index/listing.py``), so that a page decodes only the summaries it prints.  Filled
+    from the stored summaries; files whose summary has other fields get theirs when they
+    are indexed again."""
+    _script(
+        db,
+        """
+        CREATE TABLE catalog (
+            file_id INTEGER PRIMARY KEY REFERENCES files(id) ON DELETE CASCADE,
+            root_id INTEGER NOT NULL,
+            session_id TEXT NOT NULL,
+            cwd TEXT NOT NULL,
+            last_ms INTEGER NOT NULL,
+            parent TEXT,
+            archived_own INTEGER NOT NULL,
+            subagent INTEGER NOT NULL,
+            problem INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            lid TEXT NOT NULL,
+            lnid TEXT NOT NULL
+        );
+        CREATE INDEX catalog_root ON catalog (root_id);
+        CREATE INDEX catalog_order ON catalog (root_id, last_ms DESC, cwd, session_id);
+        CREATE INDEX catalog_session ON catalog (root_id, session_id);
+        CREATE INDEX catalog_lid ON catalog (root_id, lid);
+        CREATE INDEX catalog_lnid ON catalog (root_id, lnid);
+        CREATE INDEX catalog_problem ON catalog (root_id) WHERE problem = 1;
+        CREATE INDEX catalog_own ON catalog (root_id) WHERE archived_own = 1;
+        CREATE INDEX catalog_lineage ON catalog (root_id) WHERE archived_own = 1 OR parent IS NOT NULL
+        """,
+    )
+    from ama.index.listing import fill_catalog
+
+    fill_catalog(db)
+
+
 def path() -> str:
     from ama.config.paths import data_dir
 

@@ -44,9 +44,10 @@ def find_hits(root: str, q: Any, *, no_cache: bool, paths: list[str] | None = No
         from ama.index.access import with_index
 
         def indexed(db: Any, info: Any) -> Any:
-            if paths is not None:
+            hits = S.from_index(db, info.root_id, q)
+            if paths is not None and hits:  # (no hits: no ids to abbreviate, no list to make)
                 paths[:] = info.paths
-            return S.from_index(db, info.root_id, q)
+            return hits
 
         res = with_index(root, indexed)
         if res is not None and res[0] is not None:

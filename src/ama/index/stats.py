@@ -460,27 +460,18 @@ def _external(g: Gathered, q: StatsQuery) -> dict:
 
 
 def cached_report(db: sqlite3.Connection, root_id: int, q: StatsQuery) -> tuple[dict, int]:
-    """The report and the number of invalid files, from the index, through the query cache:
-    a report is reused while the index has not changed (its ``generation``)."""
+    """The report and the number of invalid files, from the index, through the query cache
+    (``qcache``): a report is reused while the index has not changed."""
     import json
 
-    row = db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
-    gen = int(row[0]) if row else 0
+    from ama.index import qcache
+
     key = json.dumps([root_id, q.since, q.until, q.by, q.project, q.top])
-    hit = db.execute("SELECT value FROM query_cache WHERE key = ? AND generation = ?", (key, gen)).fetchone()
+    gen, hit = qcache.get(db, key)
     if hit is not None:
-        value = json.loads(hit[0])
+        value = json.loads(hit)
         return value["report"], value["invalid"]
     g = from_index(db, root_id, q)
     report = aggregate(g, q)
-    try:
-        db.execute("PRAGMA busy_timeout = 100")  # a cache write never waits for long
-        with db:
-            db.execute("DELETE FROM query_cache WHERE generation != ?", (gen,))
-            db.execute(
-                "INSERT OR REPLACE INTO query_cache (key, generation, value) VALUES (?, ?, ?)",
-                (key, gen, json.dumps({"report": report, "invalid": g.counts.invalid})),
-            )
-    except sqlite3.Error:
-        pass
+    qcache.put(db, key, gen, json.dumps({"report": report, "invalid": g.counts.invalid}))
     return report, g.counts.invalid

@@ -13,12 +13,12 @@ import sys
 import time
 from array import array
 from collections.abc import Callable
-from dataclasses import fields
 
 from ama.index import extract as X
 from ama.index import vocab
 from ama.index.facts import open_turn
 from ama.index.indexer import RefreshInfo, changes, meta
+from ama.index.listing import write_catalog
 from ama.index.rows import INDEX_FORMAT
 from ama.index.timeutil import Days, tz_key
 from ama.session.summary import SessionSummary, summarize_bytes
@@ -29,7 +29,7 @@ COMMIT_BYTES = 32 << 20
 
 
 def summary_fields() -> str:
-    return ",".join(f.name for f in fields(SessionSummary))
+    return ",".join(SessionSummary.FIELDS)
 
 
 def _set_meta(db: sqlite3.Connection, key: str, value: str) -> None:
@@ -90,6 +90,9 @@ def write(
 ) -> RefreshInfo:
     db.execute("BEGIN IMMEDIATE")
     try:
+        # the generation (the query cache's key) moves with the first rows committed: a
+        # write stopped between two of its commits leaves no cached answer current
+        _set_meta(db, "generation", str(int(meta(db, "generation") or 0) + 1))
         rid, changed, removed, rebuild = changes(db, root, disk)
         rebuild = rebuild or force or meta(db, "summary_fields") != summary_fields()
         dead = int(meta(db, "fts_dead") or 0)
@@ -301,11 +304,13 @@ def _index_file(db: sqlite3.Connection, rid: int, path: str, days: Days, texts: 
 
 
 def _write_meta(db: sqlite3.Connection, fid: int, summary: SessionSummary) -> None:
-    """The catalog metadata columns, from the summary (one derivation: ``ama.session.meta``)."""
+    """The catalog metadata columns, from the summary (one derivation: ``ama.session.meta``),
+    and the file's ``catalog`` row (``index/listing.py``)."""
     db.execute(
         "UPDATE files SET error_count=?, pending_interaction=?, task_status=? WHERE id=?",
         (summary.error_count, summary.pending_interaction, summary.task_status, fid),
     )
+    write_catalog(db, fid, summary)
 
 
 def _write_facts(db: sqlite3.Connection, fid: int, chunk: X.Chunk) -> None:

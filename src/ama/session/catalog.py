@@ -9,21 +9,24 @@ flag set; unarchiving an ancestor does not clear a descendant's own flag.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ama.errors import AmaError, InvalidArguments, NotFound
-from ama.session.cursor import decode_cursor, encode_cursor, sort_key
+from ama.session.cursor import decode_cursor, encode_cursor
 from ama.session.layout import encode_cwd, iter_session_files, name_id
-from ama.session.reader import header_problem, open_regular, read_header
-from ama.session.summary import SessionSummary, summarize_file, unreadable_summary
+from ama.session.summary_data import SessionSummary
+
+# the session reader (msgspec) is imported by the functions that read files: the index's
+# ``sessions list`` pages through stored rows with this module and loads neither
 
 MIN_PREFIX = 4
 
 
 def scan(sessions_dir: str, *, trash: bool = False) -> list[SessionSummary]:
     """Summaries of every session file (an unreadable one as such), lineage applied."""
+    from ama.session.summary import summarize_file, unreadable_summary
+
     out = []
     for path in iter_session_files(sessions_dir, trash=trash):
         try:
@@ -37,33 +40,77 @@ def scan(sessions_dir: str, *, trash: bool = False) -> list[SessionSummary]:
 def _parent_map(summaries: Iterable[SessionSummary]) -> dict[str, SessionSummary | None]:
     """path -> parent summary (None if it has none or the parent is unknown)."""
     items = list(summaries)
-    by_id = {s.id: s for s in items if s.id}
-    by_path = {os.path.abspath(s.path): s for s in items}
-    out: dict[str, SessionSummary | None] = {}
-    for s in items:
-        ref = s.parent_session
-        parent = None
-        if ref:
-            parent = by_id.get(ref) or by_path.get(os.path.abspath(ref))
-            if parent is None and ref.endswith(".jsonl"):
-                # a pi-style path whose directory moved: match by file name
-                base = os.path.basename(ref)
-                parent = next((p for p in items if os.path.basename(p.path) == base), None)
-        out[s.path] = parent if parent is not s else None
-    return out
+    parents = parent_positions([s.id for s in items], [s.path for s in items], [s.parent_session for s in items])
+    return {s.path: (None if j is None else items[j]) for s, j in zip(items, parents, strict=True)}
+
+
+def parent_positions(
+    ids: Sequence[str], paths: Sequence[str], refs: Sequence[str | None], *, absolute: bool = False
+) -> list[int | None]:
+    """The position of each session's parent among them, or None.  A reference (a header's
+    ``parentSession`` or a task's) names the session with that id (the last one, when a
+    file was copied), else the file at that path, else -- a pi-style path whose directory
+    moved -- the first file of that name; never the session itself.  ``absolute``: the
+    paths are absolute and normalized already (the index's): none goes through
+    ``os.path.abspath``."""
+    parent: list[int | None] = [None] * len(ids)
+    if not any(refs):
+        return parent
+    by_id: dict[str, int] = {}
+    for i, sid in enumerate(ids):
+        if sid:
+            by_id[sid] = i
+    by_path = {(p if absolute else os.path.abspath(p)): i for i, p in enumerate(paths)}
+    for i, ref in enumerate(refs):
+        if not ref:
+            continue
+        j = by_id.get(ref)
+        if j is None:
+            j = by_path.get(os.path.abspath(ref))
+        if j is None and ref.endswith(".jsonl"):
+            base = os.path.basename(ref)
+            j = next((k for k, p in enumerate(paths) if os.path.basename(p) == base), None)
+        parent[i] = j if j != i else None
+    return parent
 
 
 def apply_lineage(summaries: list[SessionSummary]) -> None:
-    parents = _parent_map(summaries)
-    for s in summaries:
-        archived = s.archived_own
-        seen = {s.path}
-        p = parents.get(s.path)
-        while p is not None and not archived and p.path not in seen:
-            seen.add(p.path)
-            archived = p.archived_own
-            p = parents.get(p.path)
+    flags = archived_flags(
+        [s.id for s in summaries],
+        [s.path for s in summaries],
+        [s.parent_session for s in summaries],
+        [s.archived_own for s in summaries],
+    )
+    for s, archived in zip(summaries, flags, strict=True):
         s.archived = archived
+
+
+def archived_flags(
+    ids: Sequence[str],
+    paths: Sequence[str],
+    refs: Sequence[str | None],
+    own: Sequence[bool | int],
+    *,
+    absolute: bool = False,
+) -> list[bool]:
+    """Whether each session is archived: its own flag or an ancestor's (what
+    :func:`apply_lineage` sets), from columns: ids, paths, parent references and own
+    archive flags (parents as :func:`parent_positions` finds them)."""
+    n = len(ids)
+    if not any(own):
+        return [False] * n
+    parent = parent_positions(ids, paths, refs, absolute=absolute)
+    out = []
+    for i in range(n):
+        archived = bool(own[i])
+        seen = {i}
+        p = parent[i]
+        while p is not None and not archived and p not in seen:
+            seen.add(p)
+            archived = bool(own[p])
+            p = parent[p]
+        out.append(archived)
+    return out
 
 
 def descendants(summaries: list[SessionSummary], root: SessionSummary) -> list[SessionSummary]:
@@ -86,12 +133,29 @@ def descendants(summaries: list[SessionSummary], root: SessionSummary) -> list[S
     return out
 
 
-@dataclass
 class Page:
-    sessions: list[SessionSummary]
-    next_cursor: str | None
-    #: files of the scope whose header is damaged or that cannot be read at all
-    damaged: list[SessionSummary] = field(default_factory=list)
+    """One page of the catalog (a plain class: ``dataclasses`` costs a listing ~8 ms to import)."""
+
+    def __init__(
+        self,
+        sessions: list[SessionSummary],
+        next_cursor: str | None,
+        damaged: list[SessionSummary] | None = None,
+    ) -> None:
+        self.sessions = sessions
+        self.next_cursor = next_cursor
+        #: files of the scope whose header is damaged or that cannot be read at all
+        self.damaged: list[SessionSummary] = [] if damaged is None else damaged
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return vars(self) == vars(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Page(sessions={self.sessions!r}, next_cursor={self.next_cursor!r}, damaged={self.damaged!r})"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -112,7 +176,7 @@ def damaged_json(s: SessionSummary) -> dict[str, Any]:
     }
 
 
-def _in_workspace_dir(path: str, cwd: str) -> bool:
+def in_workspace_dir(path: str, cwd: str) -> bool:
     """Whether a file with no readable header sits in the directory the layout gives
     ``cwd`` (the only hint left of its workspace)."""
     return os.path.basename(os.path.dirname(path)) == encode_cwd(cwd)
@@ -131,46 +195,96 @@ def list_page(
 
     ``cwd`` None lists every workspace.  ``archived`` lists only archived sessions
     (otherwise only active ones)."""
+    rows = [
+        (s.last_message_ms, s.cwd, s.id, s.archived, s.subagent, s.problem is not None, s.mtime_ns, s.path)
+        for s in summaries
+    ]
+    page, next_cursor, damaged = select_page(
+        rows, cwd=cwd, archived=archived, include_subagents=include_subagents, limit=limit, cursor=cursor
+    )
+    return Page([summaries[i] for i in page], next_cursor, [summaries[i] for i in damaged])
+
+
+def page_scope(
+    cwd: str | None, archived: bool, include_subagents: bool, limit: int, cursor: str | None
+) -> tuple[dict[str, Any], tuple[int, str, str] | None]:
+    """A listing's scope (what its cursors are bound to) and the key its cursor continues
+    after; InvalidArguments for a limit below 1 or a cursor of another scope."""
     if limit < 1:
         raise InvalidArguments(f"--limit must be at least 1, got {limit}")
     scope = {"cwd": cwd, "archived": archived, "subagents": include_subagents}
-    after = decode_cursor(cursor, scope) if cursor else None
+    return scope, decode_cursor(cursor, scope) if cursor else None
+
+
+#: what :func:`select_page` needs of a session: ``(last_message_ms, cwd, id, archived,
+#: subagent, has a problem, mtime_ns, path)``
+PageRow = tuple[int, str, str, bool, bool, bool, int, str]
+
+
+def select_page(
+    rows: Sequence[PageRow],
+    *,
+    cwd: str | None,
+    archived: bool = False,
+    include_subagents: bool = False,
+    limit: int = 50,
+    cursor: str | None = None,
+) -> tuple[list[int], str | None, list[int]]:
+    """:func:`list_page` over compact rows (in the catalog's walk order, which breaks ties):
+    the positions of the page's sessions, the next cursor, the positions of the damaged
+    and unreadable files of the scope."""
+    scope, after = page_scope(cwd, archived, include_subagents, limit, cursor)
     damaged = [
-        s
-        for s in summaries
-        if s.problem is not None and not archived and (cwd is None or _in_workspace_dir(s.path, cwd))
+        (-r[6], r[7], i)
+        for i, r in enumerate(rows)
+        if r[5] and not archived and (cwd is None or in_workspace_dir(r[7], cwd))
     ]
-    damaged.sort(key=lambda s: (-s.mtime_ns, s.path))
-    rows = [
-        s
-        for s in summaries
-        if s.problem is None
-        and (cwd is None or s.cwd == cwd)
-        and s.archived == archived
-        and (include_subagents or not s.subagent)
+    damaged.sort()
+    # (-ms, cwd, id, position): the order of a stable sort by (-ms, cwd, id)
+    keys = [
+        (-r[0], r[1], r[2], i)
+        for i, r in enumerate(rows)
+        if not r[5]
+        and (cwd is None or r[1] == cwd)
+        and bool(r[3]) == archived
+        and (include_subagents or not r[4])
     ]
-    rows.sort(key=lambda s: sort_key(s.last_message_ms, s.cwd, s.id))
+    keys.sort()
+    start = 0
     if after is not None:
-        ak = sort_key(*after)
-        rows = [s for s in rows if sort_key(s.last_message_ms, s.cwd, s.id) > ak]
-    page = rows[:limit]
+        from bisect import bisect_right
+
+        start = bisect_right(keys, (-after[0], after[1], after[2], len(rows)))  # strictly after
+    page = keys[start : start + limit]
     next_cursor = None
-    if len(rows) > limit:
-        last = page[-1]
-        next_cursor = encode_cursor(scope, (last.last_message_ms, last.cwd, last.id))
-    return Page(page, next_cursor, damaged)
+    if len(keys) - start > limit:
+        last = rows[page[-1][3]]
+        next_cursor = encode_cursor(scope, (last[0], last[1], last[2]))
+    return [k[3] for k in page], next_cursor, [d[2] for d in damaged]
 
 
-@dataclass
 class Resolved:
-    path: str
-    id: str
-    cwd: str
+    def __init__(self, path: str, id: str, cwd: str) -> None:
+        self.path = path
+        self.id = id
+        self.cwd = cwd
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return vars(self) == vars(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Resolved(path={self.path!r}, id={self.id!r}, cwd={self.cwd!r})"
 
 
 def file_problem(path: str) -> str | None:
     """Why the file at ``path`` cannot be listed as a session (``unreadable: Is a
     directory``, ``damaged header: line 1 is not valid JSON``), or None."""
+    from ama.session.reader import header_problem, open_regular
+
     try:
         with open_regular(path) as f:
             first = f.readline(1 << 20)
@@ -196,6 +310,8 @@ def resolve(sessions_dir: str, ref: str, *, trash: bool = False, damaged: bool =
     A file whose header cannot be read matches by the id in its file name only; it is
     returned (with empty ``id`` and ``cwd``) when ``damaged`` is true, else refused with
     an error that says what is wrong with it."""
+    from ama.session.reader import read_header
+
     if not ref:
         raise InvalidArguments("a session id is required")
     if ref.endswith(".jsonl") or os.sep in ref:
@@ -209,7 +325,9 @@ def resolve(sessions_dir: str, ref: str, *, trash: bool = False, damaged: bool =
             raise AmaError("corrupt", f"{ref} is not a readable session ({problem})", data={"path": ref})
         return Resolved(os.path.abspath(ref), h.id, h.cwd)
     if len(ref) < MIN_PREFIX:
-        raise InvalidArguments(f"session id prefix {ref!r} is too short: give at least {MIN_PREFIX} characters")
+        raise InvalidArguments(
+            f"session id prefix {ref!r} is too short: give at least {MIN_PREFIX} characters"
+        )
     want = ref.lower()
     matches: list[Resolved] = []
     unreadable: list[str] = []
@@ -227,7 +345,9 @@ def resolve(sessions_dir: str, ref: str, *, trash: bool = False, damaged: bool =
         raise _damaged_error(ref, unreadable[0], file_problem(unreadable[0]) or "damaged header")
     if not matches and unreadable:
         lines = "\n".join(f"  {p}  ({file_problem(p)})" for p in unreadable)
-        raise AmaError("ambiguous", f"session id {ref!r} matches {len(unreadable)} damaged session files:\n{lines}")
+        raise AmaError(
+            "ambiguous", f"session id {ref!r} matches {len(unreadable)} damaged session files:\n{lines}"
+        )
     if not matches:
         raise NotFound(f"no session {ref!r} in {where}")
     if len(matches) > 1:
@@ -245,6 +365,8 @@ def resolve(sessions_dir: str, ref: str, *, trash: bool = False, damaged: bool =
 
 def verify(path: str, expected: Resolved) -> None:
     """Re-check, just before acting, that the file still holds the session we resolved."""
+    from ama.session.reader import read_header
+
     h = read_header(path)
     if h is None or h.id != expected.id or h.cwd != expected.cwd:
         raise AmaError(

@@ -16,8 +16,6 @@ A *damaged* line here is one that does not end in ``}`` (a cut write) or does no
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass
-from typing import Any
 
 import msgspec
 
@@ -25,6 +23,7 @@ from ama.messages import UNSET, Unset
 from ama.session.entries import iso_to_ms
 from ama.session.meta import derive
 from ama.session.reader import DECODE_ERRORS, header_problem, parse_header
+from ama.session.summary_data import SessionSummary
 
 ARCHIVE_TYPE = "ama.archive"
 TASK_TYPE = "ama.task"
@@ -57,57 +56,6 @@ _USER_ROLE = b'"message":{"role":"user"'
 _ARCHIVE_MARK = b'"customType":"ama.archive"'
 _TASK_MARK = b'"customType":"ama.task"'
 _INFO_LINE = b'\n{"type":"session_info"'
-
-
-@dataclass
-class SessionSummary:
-    path: str
-    id: str
-    cwd: str
-    version: int
-    created: str  # header timestamp (ISO)
-    name: str | None
-    parent_session: str | None  # header parentSession or the task's parentSession
-    first_message: str  # preview of the first user message
-    last_message_time: str  # ISO timestamp of the last message entry (header's if none)
-    last_message_ms: int
-    first_message_time: str
-    message_count: int
-    user_message_count: int
-    entry_count: int
-    archived_own: bool  # the session's own archive flag (latest ama.archive entry)
-    subagent: bool  # a `task` sub-agent session
-    damaged: int  # damaged lines (incl. a partial tail)
-    header_error: str | None
-    size: int
-    mtime_ns: int
-    # filled by the catalog from the lineage:
-    archived: bool = False
-    #: why the file could not be read at all (``Is a directory``...), else None
-    unreadable: str | None = None
-    # seed 002's catalog metadata, from ama.session.meta.derive (the scan and the index alike)
-    error_count: int = 0
-    pending_interaction: str | None = None
-    task_status: str = "completed"
-
-    @property
-    def problem(self) -> str | None:
-        """What makes this session unlistable as a normal row: an unreadable file or a
-        damaged header line (damaged lines further down do not count here)."""
-        if self.unreadable is not None:
-            return f"unreadable: {self.unreadable}"
-        if self.header_error is not None:
-            return f"damaged header: {self.header_error}"
-        return None
-
-    def to_json(self) -> dict[str, Any]:
-        d = asdict(self)
-        return {_camel(k): v for k, v in d.items()}
-
-
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(p.title() for p in rest)
 
 
 def _preview(raw: msgspec.Raw) -> str:
