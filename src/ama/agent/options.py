@@ -1,14 +1,50 @@
-"""Agent options from the command line, shared by every interface (print, interactive, RPC,
-ACP): which session to open and the options :func:`ama.agent.compose.build_agent` takes."""
+"""Agent options, shared by every interface (print, interactive, RPC, ACP, the SDK): which
+session to open and the options :func:`ama.agent.compose.build_agent` takes.
+
+Light on purpose: the command line imports it before it knows which interface runs, so it
+imports nothing of the agent itself (``ama --mode rpc`` answers its first commands before the
+agent's tools load; see ``agent/compose.py``).
+"""
 
 from __future__ import annotations
 
 import os
-from typing import Any, Protocol
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
 
-from ama.agent.compose import AgentOptions
-from ama.agent.guard import Limits
 from ama.errors import InvalidArguments
+
+if TYPE_CHECKING:
+    from ama.agent.approvals import ApprovalBroker
+    from ama.agent.guard import Limits
+    from ama.tools import Tool
+
+
+@dataclass
+class AgentOptions:
+    cwd: str
+    model: str | None = None
+    thinking: str | None = None
+    permission_mode: str | None = None
+    #: "new", "continue" (latest session of cwd, else new), "memory" (no file), or a session
+    #: id / id prefix / path to resume
+    session: str = "new"
+    session_dir: str | None = None
+    broker: ApprovalBroker | None = None  # None: unattended (every "ask" is denied with a reason)
+    max_turns: int | None = None
+    #: budgets over the config's ``limits.*`` (agent/guard.py)
+    limits: Limits | None = None
+    #: the fallback model over the config's ``fallbackModel``
+    fallback_model: str | None = None
+    extra_tools: list[Tool] = field(default_factory=list)
+    system_prompt: str | None = None
+    config: Any = None
+    #: the OS sandbox for bash: "auto" or "off" replaces the config's ``sandbox.bash`` ("auto"
+    #: also its ``sandbox.enabled``); None reads them (the CLI). The SDK passes "off" unless
+    #: asked otherwise.
+    sandbox: str | None = None
+    #: sub-agent depth of this session (0: top level; a task's child is 1) -- agent/subagents
+    task_depth: int = 0
 
 
 class AgentArgs(Protocol):
@@ -40,6 +76,8 @@ def session_choice(args: AgentArgs) -> str:
 
 
 def agent_options(args: AgentArgs, *, broker: Any = None) -> AgentOptions:
+    from ama.agent.guard import Limits
+
     choice = session_choice(args)
     if choice == "" and broker is None:
         raise InvalidArguments("--resume needs a session id in this mode (list them with: ama sessions list)")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import signal
@@ -30,6 +29,8 @@ def agent_main(args: argparse.Namespace) -> int:
     if args.image and not (args.print and args.mode == "interactive"):
         raise InvalidArguments("--image works with -p only (RPC and ACP clients send images in prompts)")
     if args.print and args.mode == "interactive":
+        import asyncio  # not before the RPC start-up's first answers (rpc/start.py)
+
         return asyncio.run(print_main(args))
     from ama.modes import run_mode
 
@@ -121,6 +122,8 @@ async def _print_run(args: argparse.Namespace, text: str, images: list, *, reuse
             )
 
     agent.subscribe(on_event)
+    import asyncio
+
     loop = asyncio.get_running_loop()
     interrupts = 0
 
