@@ -5,13 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import sys
 from typing import Any
 
 from ama.agent.options import agent_options
 from ama.errors import InvalidArguments
-from ama.messages import ImageContent
 
 
 def _prompt_text(args: argparse.Namespace, *, read_stdin: bool) -> str:
@@ -67,6 +65,7 @@ def _usage_totals(messages: list[dict]) -> dict[str, Any]:
 async def print_main(args: argparse.Namespace) -> int:
     from ama.agent.images import load_images, reused_image_files
     from ama.index.reuse import compose_prompt
+    from ama.messages import ImageContent
 
     reused = resolve_from(args)
     text = _prompt_text(args, read_stdin=reused is None or not sys.stdin.isatty())
@@ -123,6 +122,7 @@ async def _print_run(args: argparse.Namespace, text: str, images: list, *, reuse
 
     agent.subscribe(on_event)
     import asyncio
+    import signal
 
     loop = asyncio.get_running_loop()
     interrupts = 0
