@@ -147,3 +147,12 @@ def test_scripted_model_session_runs_after_an_early_get_state(tmp_path: Path) ->
     ends = [m for m in lines if m["type"] == "message_end" and m["message"]["role"] == "assistant"]
     assert ends and ends[-1]["message"]["content"][0]["text"] == "hi there"
     assert Path(state["sessionFile"]).exists()  # the session the early answer named is the one written
+
+
+def test_unsupported_commands_are_declared_where_the_start_up_sees_them() -> None:
+    """get_state lists the unsupported commands also before rpc/commands.py loads: the table
+    lives in rpc/start.py, and each of its commands has a handler answering ``unsupported``."""
+    from ama.rpc import commands, start
+
+    assert commands.UNSUPPORTED is start.UNSUPPORTED
+    assert set(start.UNSUPPORTED) <= set(commands.HANDLERS)

@@ -37,11 +37,14 @@ def command(name: str, /, **params: tuple[str, bool]) -> Callable[[Handler], Han
     return deco
 
 
-def unsupported(name: str, why: str, /, **params: tuple[str, bool]) -> None:
+def unsupported(name: str, /, **params: tuple[str, bool]) -> None:
+    """The handler of a command whose feature is not built yet: it is listed, with why, in
+    ``rpc/start.py:UNSUPPORTED``, which ``get_state`` reports also before this module loads."""
+    why = UNSUPPORTED[name]
+
     async def handler(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
         raise AmaError("unsupported", f"{name}: {why}")
 
-    UNSUPPORTED[name] = why
     command(name, **params)(handler)
 
 

@@ -115,7 +115,9 @@ class EarlyInput:
             if not ready:
                 return False
             data = os.read(self.fd, _CHUNK)
-        except (OSError, ValueError):
+        except BlockingIOError:  # a non-blocking stdin with nothing after all: the server waits
+            return False
+        except (OSError, ValueError):  # unreadable: the end, as the server would see it
             data = b""
         if not data:
             self.eof = True
