@@ -22,11 +22,8 @@ from ama.errors import AmaError, Busy
 from ama.rpc import commands as cmds
 from ama.rpc.broker import RpcBroker
 from ama.rpc.jsonl import MAX_LINE_BYTES, TooLarge, dumps, scan_line
-from ama.rpc.start import CAPABILITIES, PROTOCOL_VERSION, agent_options_for, response, rpc_main
+from ama.rpc.start import agent_options_for, response
 from ama.rpc.stdin import open_reader, read_lines
-
-__all__ = ["CAPABILITIES", "PROTOCOL_VERSION", "RpcServer", "rpc_main"]
-
 
 #: commands that run model requests on an idle agent: answered when done, while the loop reads on
 MAINTENANCE = frozenset({"compact", "summarize_from", "summarize_up_to"})
