@@ -4,9 +4,10 @@ Start-up writes ``hello`` then ``session_start`` (``rpc/start.py``: it also answ
 ``get_state`` lines before the event loop runs, then hands over to :meth:`RpcServer.serve`).
 Each input line is one command object with a ``type`` and an optional ``id``; each gets
 exactly one ``response`` carrying that id whenever the line parsed far enough to show one
-(even a line that is not valid JSON).  Agent events are written as they happen.  When stdin closes: no new commands, pending approvals are
-denied, the running prompt finishes and its events are written, then exit 0.  Nothing but
-protocol lines goes to stdout; diagnostics go to stderr.
+(even a line that is not valid JSON).  Agent events are written as they happen.  When stdin
+closes: no new commands, pending approvals are denied, the running prompt finishes and its
+events are written, then exit 0.  Nothing but protocol lines goes to stdout; diagnostics go
+to stderr.
 """
 
 from __future__ import annotations
