@@ -5,8 +5,8 @@ The agent is built in two steps (``agent/compose.py``).  The first -- configurat
 registry, session, model, thinking level, permission mode -- is all that ``session_start`` and
 ``get_state`` report, and every error that stops a start (an unknown model, a bad option) comes
 from it, so both are written here before the event loop, the tools, the permission pipeline,
-the prompt catalog and the sub-agent types are loaded (``asyncio`` alone costs ~30 ms to import,
-the rest ~60 ms more).  While complete ``get_state`` lines are waiting -- or arrive within
+the prompt catalog and the sub-agent types are loaded (``asyncio`` and those were about two
+thirds of the work of a start, the interpreter's own aside).  While complete ``get_state`` lines are waiting -- or arrive within
 ``EARLY_WAIT_S`` -- they are answered from that first step.  At the first other line, at the end
 of the input, or when nothing came for ``EARLY_WAIT_S``, the agent is finished and the server
 (``rpc/server.py``) takes over, reading on from the first byte not answered.
