@@ -41,7 +41,7 @@ sys.exit(main(sys.argv[1:]))
 #: session store, the first step of the build, and the start-up of RPC mode
 FIRST_ANSWER = frozenset(
     """
-    ama.agent ama.agent.compose ama.agent.guard ama.agent.options ama.agent.snapshot
+    ama.agent ama.agent.compose ama.agent.limits ama.agent.options ama.agent.snapshot
     ama.ai ama.ai.cost ama.ai.errors ama.ai.events ama.ai.models ama.ai.registry ama.ai.types
     ama.cli ama.cli.agent ama.cli.main
     ama.config ama.config.external_agents ama.config.loader ama.config.paths ama.config.schema

@@ -24,7 +24,7 @@ from ama.agent.options import AgentOptions as AgentOptions
 from ama.errors import AmaError, InvalidArguments
 
 if TYPE_CHECKING:
-    from ama.agent.guard import Limits
+    from ama.agent.limits import Limits
     from ama.agent.session import AgentSession
 
 
@@ -138,7 +138,7 @@ class AgentDraft:
 
 def prepare_agent(opts: AgentOptions) -> AgentDraft:
     """The first step: raises what stops a start (config, model, options); opens the session."""
-    from ama.agent.guard import Limits
+    from ama.agent.limits import Limits
     from ama.ai.registry import ModelRegistry
     from ama.config import paths
     from ama.config.loader import load_config

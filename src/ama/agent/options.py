@@ -15,7 +15,7 @@ from ama.errors import InvalidArguments
 
 if TYPE_CHECKING:
     from ama.agent.approvals import ApprovalBroker
-    from ama.agent.guard import Limits
+    from ama.agent.limits import Limits
     from ama.tools import Tool
 
 
@@ -104,7 +104,7 @@ def session_choice(args: AgentArgs) -> str:
 
 
 def agent_options(args: AgentArgs, *, broker: Any = None) -> AgentOptions:
-    from ama.agent.guard import Limits
+    from ama.agent.limits import Limits
 
     choice = session_choice(args)
     if choice == "" and broker is None:
