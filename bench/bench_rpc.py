@@ -9,7 +9,9 @@ installed) pi, against the same local OpenAI-compatible server.
   and bytes written per delta (ama sends the delta only; pi resends the partial message);
 * with --baseline: start-up of this tree and of another tree's ``src/``, runs interleaved
   (this machine is shared: back-to-back series drift with its load), as median wall time
-  to the first ``get_state`` response and median CPU time (user + system) of the process.
+  to ``hello`` and to the first ``get_state`` response, the CPU time the process (its main thread)
+  had used when that response came (Linux), and the CPU time (user + system) of the whole process, which
+  goes on loading what the response did not need before it exits; and ``python -c pass``.
 """
 
 from __future__ import annotations
@@ -110,24 +112,57 @@ def measure(name: str, argv: list[str], env: dict, cwd: str, runs: int, long_arg
     }
 
 
+def _cpu_now(pid: int) -> float | None:
+    """CPU time (ms) the process's main thread has run so far (Linux: /proc/<pid>/schedstat), else None."""
+    try:
+        with open(f"/proc/{pid}/schedstat") as f:
+            return int(f.read().split()[0]) / 1e6
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def startup_ab(trees: list[tuple[str, dict]], argv: list[str], cwd: str, runs: int) -> list[dict]:
-    """Start -> first get_state for each ``(name, env)``, one run of each in turn."""
-    wall: dict[str, list[float]] = {n: [] for n, _ in trees}
-    cpu: dict[str, list[float]] = {n: [] for n, _ in trees}
+    """Start -> ``hello`` and -> first get_state for each ``(name, env)``, one run of each in
+    turn; CPU (user + system) up to that response and of the whole process (which goes on
+    building what the response did not need, then exits at the end of stdin)."""
+    keys = ("hello", "first", "cpu_first", "cpu")
+    got: dict[str, dict[str, list[float]]] = {n: {k: [] for k in keys} for n, _ in trees}
     for i in range(runs + 1):  # the first round warms the caches
         for name, env in trees:
             pr = Proc(argv, env, cwd)
             pr.send({"type": "get_state", "id": "s0"})
+            pr.until(lambda m: m.get("type") == "hello")
+            hello = (time.perf_counter() - pr.t0) * 1000
             pr.until(lambda m: m.get("type") == "response" and m.get("id") == "s0")
             dt = (time.perf_counter() - pr.t0) * 1000
+            cpu_first = _cpu_now(pr.p.pid)
             pr.p.stdin.close()
             _, _, usage = os.wait4(pr.p.pid, 0)
             pr.p.returncode = 0
             if i:
-                wall[name].append(dt)
-                cpu[name].append((usage.ru_utime + usage.ru_stime) * 1000)
-    return [{"name": n, "first_state_ms": round(statistics.median(wall[n]), 1),
-             "cpu_ms": round(statistics.median(cpu[n]), 1)} for n, _ in trees]  # fmt: skip
+                got[name]["hello"].append(hello)
+                got[name]["first"].append(dt)
+                if cpu_first is not None:
+                    got[name]["cpu_first"].append(cpu_first)
+                got[name]["cpu"].append((usage.ru_utime + usage.ru_stime) * 1000)
+
+    def med(xs: list[float]) -> float | None:
+        return round(statistics.median(xs), 1) if xs else None
+
+    return [{"name": n, "hello_ms": med(g["hello"]), "first_state_ms": med(g["first"]),
+             "cpu_first_ms": med(g["cpu_first"]), "cpu_ms": med(g["cpu"])} for n, g in got.items()]  # fmt: skip
+
+
+def _floor(runs: int) -> dict:
+    """``python -c pass``: wall and CPU medians, the interpreter's start under every row."""
+    wall, cpu = [], []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        p = subprocess.Popen([sys.executable, "-c", "pass"])
+        _, _, usage = os.wait4(p.pid, 0)
+        wall.append((time.perf_counter() - t0) * 1000)
+        cpu.append((usage.ru_utime + usage.ru_stime) * 1000)
+    return {"wall_ms": round(statistics.median(wall), 1), "cpu_ms": round(statistics.median(cpu), 1)}
 
 
 def main() -> int:
@@ -159,6 +194,7 @@ def main() -> int:
     compileall.compile_dir(str(ROOT / "src"), quiet=1)
     results = []
     ab: list[dict] = []
+    floor: dict = {}
     try:
         ama = [sys.executable, "-m", "ama", "--mode", "rpc", "--no-session"]
         results.append(measure("ama", [*ama, "--model", "local/bench"], env, str(work), a.runs,
@@ -167,6 +203,7 @@ def main() -> int:
             trees = [("this tree", {**env, "PYTHONPATH": str(ROOT / "src")}),
                      ("baseline", {**env, "PYTHONPATH": a.baseline})]  # fmt: skip
             ab = startup_ab(trees, [*ama, "--model", "local/bench"], str(work), a.runs)
+            floor = _floor(a.runs)
         if a.pi:
             pi = [a.pi, "--mode", "rpc", "--no-session", "--provider"]
             results.append(measure("pi", [*pi, "local", "--model", "bench"], env, str(work), a.runs,
@@ -189,9 +226,11 @@ def main() -> int:
         hello = f"{r['hello_ms']} ms" if r["hello_ms"] is not None else "(no hello)"
         lines.append(f"| {r['name']} | {hello} | {r['first_state_ms']} ms | {r['rtt_ms']} ms | {r['events_per_s']} | {r['bytes_per_update']} |")
     if ab:
-        lines += ["", f"Start-up, this tree against `--baseline` ({a.runs} runs of each, interleaved, `--no-session`):", "",
-                  "| tree | start → first `get_state` (median) | CPU, user + system (median) |", "| --- | ---: | ---: |"]  # fmt: skip
-        lines += [f"| {r['name']} | {r['first_state_ms']} ms | {r['cpu_ms']} ms |" for r in ab]
+        lines += ["", f"Start-up, this tree against `--baseline` ({a.runs} runs of each, interleaved, `--no-session`; "
+                  f"`python -c pass` meanwhile: {floor['wall_ms']} ms wall, {floor['cpu_ms']} ms CPU):", "",
+                  "| tree | start → `hello` | start → first `get_state` | CPU to that response | CPU of the process |",
+                  "| --- | ---: | ---: | ---: | ---: |"]  # fmt: skip
+        lines += [f"| {r['name']} | {r['hello_ms']} ms | {r['first_state_ms']} ms | {r['cpu_first_ms']} ms | {r['cpu_ms']} ms |" for r in ab]
     text = "\n".join(lines) + "\n"
     print(text)
     if a.write:

@@ -12,7 +12,7 @@ from typing import Any
 
 MODES: dict[str, str] = {
     "interactive": "ama.cli.interactive:interactive_main",
-    "rpc": "ama.rpc.server:rpc_main",
+    "rpc": "ama.rpc.start:rpc_main",
     "acp": "ama.rpc.acp:acp_main",
 }
 

@@ -1,51 +1,31 @@
 """The composition root: build the parts once per process and hand the same settings to
 every user of them (the bash tool and the permission pipeline get one sandbox decision).
 
-``build_agent`` serves the CLI (print, interactive, RPC) and the SDK alike.
+``build_agent`` serves the CLI (print, interactive, RPC) and the SDK alike.  It is two steps:
+
+* :func:`prepare_agent` -- the configuration, the model registry, the session, the model, the
+  thinking level, the permission mode, the budgets and the fallback model: everything whose
+  errors stop the start (an unknown model, a bad setting) and what ``get_state`` reports;
+* :func:`finish_agent` -- the parts a run needs: the bash sandbox, the tools, the prompt
+  catalog and skills, the sub-agent types, the permission pipeline, hooks, checkpoints, the
+  system prompt, and the ``AgentSession`` itself.
+
+``ama --mode rpc`` answers its first commands between the two (rpc/start.py); everyone else
+calls ``build_agent``.  This module imports nothing heavy at its top: each step imports what
+it uses.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ama.agent.guard import Limits
-from ama.agent.parts import AgentParts, AgentSettings
-from ama.agent.session import AgentSession, default_output_dir
-from ama.ai.models import DEFAULT_MODELS
+from ama.agent.options import AgentOptions as AgentOptions
 from ama.errors import AmaError, InvalidArguments
 
 if TYPE_CHECKING:
-    from ama.agent.approvals import ApprovalBroker
-    from ama.tools import Tool
-
-
-@dataclass
-class AgentOptions:
-    cwd: str
-    model: str | None = None
-    thinking: str | None = None
-    permission_mode: str | None = None
-    #: "new", "continue" (latest session of cwd, else new), "memory" (no file), or a session
-    #: id / id prefix / path to resume
-    session: str = "new"
-    session_dir: str | None = None
-    broker: ApprovalBroker | None = None  # None: unattended (every "ask" is denied with a reason)
-    max_turns: int | None = None
-    #: budgets over the config's ``limits.*`` (agent/guard.py)
-    limits: Limits | None = None
-    #: the fallback model over the config's ``fallbackModel``
-    fallback_model: str | None = None
-    extra_tools: list[Tool] = field(default_factory=list)
-    system_prompt: str | None = None
-    config: Any = None
-    #: the OS sandbox for bash: "auto" or "off" replaces the config's ``sandbox.bash`` ("auto"
-    #: also its ``sandbox.enabled``); None reads them (the CLI). The SDK passes "off" unless
-    #: asked otherwise.
-    sandbox: str | None = None
-    #: sub-agent depth of this session (0: top level; a task's child is 1) -- agent/subagents
-    task_depth: int = 0
+    from ama.agent.limits import Limits
+    from ama.agent.session import AgentSession
 
 
 SANDBOX_CHOICES = ("auto", "off")
@@ -107,6 +87,8 @@ def pick_model(registry: Any, opts: AgentOptions, config: Any, restored: str | N
             ref = config.get("model")  # the session's model is gone: fall back quietly
             if ref:
                 return registry.get(ref)
+    from ama.ai.models import DEFAULT_MODELS
+
     for env, default in DEFAULT_MODELS:
         if os.environ.get(env):
             return registry.get(default)
@@ -117,16 +99,50 @@ def pick_model(registry: Any, opts: AgentOptions, config: Any, restored: str | N
     )
 
 
-def build_agent(opts: AgentOptions) -> tuple[AgentSession, list[str]]:
-    """The agent and the configuration warnings to show the user."""
-    from ama.agent.system_prompt import build_system_prompt
-    from ama.ai import ModelRegistry
+class AgentDraft:
+    """The first step of a build (:func:`prepare_agent`): settled choices, no parts yet.  (A
+    plain class: making a dataclass costs about a millisecond, on the path to RPC's first
+    answer.)"""
+
+    __slots__ = (
+        "opts", "config", "registry", "session", "model", "thinking_level", "permission_mode", "limits",
+        "fallback_model", "warnings",
+    )  # fmt: skip
+
+    def __init__(
+        self, *, opts: AgentOptions, config: Any, registry: Any, session: Any, model: Any, thinking_level: str,
+        permission_mode: str, limits: Limits, fallback_model: Any, warnings: list[str],
+    ) -> None:  # fmt: skip
+        self.opts = opts
+        self.config = config
+        self.registry = registry
+        self.session = session
+        self.model = model
+        self.thinking_level = thinking_level
+        self.permission_mode = permission_mode
+        self.limits = limits
+        self.fallback_model = fallback_model
+        #: the configuration and registry warnings, in the order ``build_agent`` reports them
+        self.warnings = warnings
+
+    def state(self) -> dict[str, Any] | None:
+        """What ``AgentSession.state()`` of the agent :func:`finish_agent` makes will say, when
+        that is known before it is built: a session without entries (a resumed one may go back
+        into plan mode), not in plan mode (``plan.model`` may replace the model).  Else None."""
+        if self.session.entries or self.permission_mode == "plan":
+            return None
+        from ama.agent.snapshot import agent_state
+
+        return agent_state(self.session, self.model, self.thinking_level, self.permission_mode)
+
+
+def prepare_agent(opts: AgentOptions) -> AgentDraft:
+    """The first step: raises what stops a start (config, model, options); opens the session."""
+    from ama.agent.limits import Limits
+    from ama.ai.registry import ModelRegistry
     from ama.config import paths
     from ama.config.loader import load_config
-    from ama.hooks import parse_hooks
-    from ama.permissions import PermissionContext, PermissionSession, Rules
-    from ama.sandbox import make_bash_sandbox
-    from ama.tools import BackgroundJobs, builtin_tools
+    from ama.permission_modes import PERMISSION_MODES
 
     cwd = os.path.abspath(opts.cwd)
     opts.cwd = cwd
@@ -134,12 +150,57 @@ def build_agent(opts: AgentOptions) -> tuple[AgentSession, list[str]]:
     warnings = list(config.warnings)
     registry = ModelRegistry.load(config)
     warnings += list(getattr(registry, "warnings", []))
+    sandbox_config(config, opts.sandbox)  # a bad choice is refused before anything opens
     sessions_dir = str(paths.sessions_dir(opts.session_dir or config.get("sessionDir")))
     session = open_session(opts, sessions_dir)
     try:
         restored = session.context() if session.entries else None
-        model = pick_model(registry, opts, config, restored.model.ref if restored and restored.model else None)
-        thinking = opts.thinking or (restored.thinking_level if restored else None) or config.get("thinkingLevel")
+        model = pick_model(
+            registry, opts, config, restored.model.ref if restored and restored.model else None
+        )
+        thinking = (
+            opts.thinking or (restored.thinking_level if restored else None) or config.get("thinkingLevel")
+        )
+        mode = opts.permission_mode or config.get("permissionMode")
+        if mode not in PERMISSION_MODES:
+            raise InvalidArguments(
+                f"unknown permission mode {mode!r}; expected one of {', '.join(PERMISSION_MODES)}"
+            )
+        limits = Limits.from_config(config).over(opts.limits).over(Limits.checked(max_turns=opts.max_turns))
+        fallback_ref = opts.fallback_model or config.get("fallbackModel")
+        fallback = registry.get(fallback_ref) if fallback_ref else None
+    except BaseException:
+        session.close()
+        raise
+    return AgentDraft(
+        opts=opts, config=config, registry=registry, session=session, model=model,
+        thinking_level=thinking or "off", permission_mode=mode, limits=limits, fallback_model=fallback,
+        warnings=warnings,
+    )  # fmt: skip
+
+
+def build_agent(opts: AgentOptions) -> tuple[AgentSession, list[str]]:
+    """The agent and the configuration warnings to show the user."""
+    draft = prepare_agent(opts)
+    agent, warnings = finish_agent(draft)
+    return agent, draft.warnings + warnings
+
+
+def finish_agent(draft: AgentDraft) -> tuple[AgentSession, list[str]]:
+    """The second step: the agent, and the warnings its parts gave (not the draft's)."""
+    from ama.agent.parts import AgentParts, AgentSettings
+    from ama.agent.session import AgentSession, default_output_dir
+    from ama.agent.system_prompt import build_system_prompt
+    from ama.config import paths
+    from ama.hooks import parse_hooks
+    from ama.permissions import PermissionContext, PermissionSession, Rules
+    from ama.sandbox import make_bash_sandbox
+    from ama.tools import BackgroundJobs, builtin_tools
+
+    opts, config, registry, session = draft.opts, draft.config, draft.registry, draft.session
+    cwd = opts.cwd
+    warnings: list[str] = []
+    try:
         data_dir = str(paths.data_dir())
         output_dir = default_output_dir(data_dir, session.id)
         sandbox = make_bash_sandbox(
@@ -149,7 +210,9 @@ def build_agent(opts: AgentOptions) -> tuple[AgentSession, list[str]]:
             session_id=session.id,
             output_dirs=[output_dir],
             config_dir=str(paths.config_dir()),
-            secret_env=sorted({str(m.api_key_env) for m in registry.list() if getattr(m, "api_key_env", None)}),
+            secret_env=sorted(
+                {str(m.api_key_env) for m in registry.list() if getattr(m, "api_key_env", None)}
+            ),
         )
         warnings += list(sandbox.warnings)
         jobs = BackgroundJobs()
@@ -166,12 +229,16 @@ def build_agent(opts: AgentOptions) -> tuple[AgentSession, list[str]]:
         from ama.agent.subagents import install as install_tasks
 
         task_manager, task_tools = install_tasks(
-            cwd=cwd, config=config, depth=opts.task_depth, config_dir=str(paths.config_dir()), data_dir=data_dir
+            cwd=cwd,
+            config=config,
+            depth=opts.task_depth,
+            config_dir=str(paths.config_dir()),
+            data_dir=data_dir,
         )
         tools += task_tools
         permissions = PermissionSession(
             PermissionContext(
-                mode=opts.permission_mode or config.get("permissionMode"),
+                mode=draft.permission_mode,
                 cwd=cwd,
                 home=os.path.expanduser("~"),
                 rules=Rules.from_config(config, errors=warnings),
@@ -209,9 +276,6 @@ def build_agent(opts: AgentOptions) -> tuple[AgentSession, list[str]]:
                 keep=config.get("checkpoints.keep"),
                 notify=notify,
             )
-        limits = Limits.from_config(config).over(opts.limits).over(Limits.checked(max_turns=opts.max_turns))
-        fallback_ref = opts.fallback_model or config.get("fallbackModel")
-        fallback = registry.get(fallback_ref) if fallback_ref else None
         parts = AgentParts(
             registry=registry,
             permissions=permissions,
@@ -226,16 +290,18 @@ def build_agent(opts: AgentOptions) -> tuple[AgentSession, list[str]]:
         )
         settings = AgentSettings(
             output_dir=output_dir,
-            thinking_level=thinking or "off",
-            system_prompt=opts.system_prompt if opts.system_prompt is not None else build_system_prompt(cwd, extra=prompts.system_prompt_section() or None),
-            limits=limits,
-            fallback_model=fallback,
+            thinking_level=draft.thinking_level,
+            system_prompt=opts.system_prompt
+            if opts.system_prompt is not None
+            else build_system_prompt(cwd, extra=prompts.system_prompt_section() or None),
+            limits=draft.limits,
+            fallback_model=draft.fallback_model,
             max_attempts=config.get("retry.maxAttempts"),
             retry_base_s=config.get("retry.baseDelayMs") / 1000,
             request_timeout_s=config.get("retry.timeoutMs") / 1000,
             explicit_mode=opts.permission_mode is not None,
         )
-        agent = AgentSession(session=session, model=model, tools=tools, parts=parts, settings=settings)
+        agent = AgentSession(session=session, model=draft.model, tools=tools, parts=parts, settings=settings)
         from ama.agent.auto_classifier import from_config
 
         permissions.classifier = from_config(agent, config)  # auto mode's last layer

@@ -33,6 +33,7 @@ from ama.agent.parts import (
     Permissions,
     Tasks,
 )
+from ama.agent.snapshot import agent_state, model_json
 from ama.errors import AmaError, Busy, InvalidArguments
 from ama.messages import ImageContent, SystemMessage, TextContent, ToolCall, ToolResultMessage
 from ama.session.entries import AnyEntry, MessageEntry, now_ms
@@ -165,24 +166,13 @@ class AgentSession:
         return self._task is not None and not self._task.done()
 
     def state(self) -> dict[str, Any]:
-        return {
-            "sessionId": self.session.id,
-            "sessionFile": self.session.path,
-            "cwd": self.cwd,
-            "model": self.model_json(),
-            "thinkingLevel": self.thinking_level,
-            "permissionMode": self.permissions.mode,
-            "busy": self.busy,
-            "leafId": self.session.leaf_id,
-            "queue": {"steering": [t for t, _ in self.steering], "followUp": [t for t, _ in self.follow_up]},
-            "name": self.session.name,
-        }
+        return agent_state(
+            self.session, self.model, self.thinking_level, self.permissions.mode, busy=self.busy,
+            steering=[t for t, _ in self.steering], follow_up=[t for t, _ in self.follow_up],
+        )  # fmt: skip
 
     def model_json(self) -> dict[str, Any]:
-        out = {"provider": self.model.provider, "id": self.model.id}
-        if self.model.channel:
-            out["channel"] = self.model.channel
-        return out
+        return model_json(self.model)
 
     def build_context(self) -> Any:
         from ama.ai import Context, ToolSpec

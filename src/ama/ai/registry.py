@@ -18,7 +18,6 @@ are kept and reported when one of its models is asked for (``strict=True`` raise
 from __future__ import annotations
 
 import builtins
-import difflib
 import re
 from dataclasses import replace
 from typing import Any
@@ -266,6 +265,8 @@ class ModelRegistry:
         raise InvalidArguments(self._unknown(ref, f"declare it under providers.{provider}.models"), data={"candidates": self._close(ref)})
 
     def _close(self, ref: str) -> builtins.list[str]:
+        import difflib  # only to suggest a name for a model that was not found
+
         refs = list(self._models)
         ids = {m.id: m.ref for m in self._models.values()}
         close = difflib.get_close_matches(ref, refs, n=5, cutoff=0.5)

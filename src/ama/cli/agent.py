@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
-import signal
 import sys
 from typing import Any
 
 from ama.agent.options import agent_options
 from ama.errors import InvalidArguments
-from ama.messages import ImageContent
 
 
 def _prompt_text(args: argparse.Namespace, *, read_stdin: bool) -> str:
@@ -30,6 +27,8 @@ def agent_main(args: argparse.Namespace) -> int:
     if args.image and not (args.print and args.mode == "interactive"):
         raise InvalidArguments("--image works with -p only (RPC and ACP clients send images in prompts)")
     if args.print and args.mode == "interactive":
+        import asyncio  # not before the RPC start-up's first answers (rpc/start.py)
+
         return asyncio.run(print_main(args))
     from ama.modes import run_mode
 
@@ -66,6 +65,7 @@ def _usage_totals(messages: list[dict]) -> dict[str, Any]:
 async def print_main(args: argparse.Namespace) -> int:
     from ama.agent.images import load_images, reused_image_files
     from ama.index.reuse import compose_prompt
+    from ama.messages import ImageContent
 
     reused = resolve_from(args)
     text = _prompt_text(args, read_stdin=reused is None or not sys.stdin.isatty())
@@ -121,6 +121,9 @@ async def _print_run(args: argparse.Namespace, text: str, images: list, *, reuse
             )
 
     agent.subscribe(on_event)
+    import asyncio
+    import signal
+
     loop = asyncio.get_running_loop()
     interrupts = 0
 

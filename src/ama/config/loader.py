@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +29,28 @@ ENV_OVERRIDES: dict[str, str] = {
 }
 
 
-@dataclass
 class Config:
-    values: dict[str, Any] = field(default_factory=dict)
-    sources: dict[str, str] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
-    #: each config file looked at -> "read", "missing" or "ignored" (unreadable or not an object)
-    files: dict[str, str] = field(default_factory=dict)
+    """The merged configuration: ``values`` by dotted key and the file each came from, the
+    ``warnings`` of loading it, and each config file looked at (``files``: "read", "missing",
+    or "ignored" when unreadable or not an object).  (A plain class, not a dataclass: every
+    start makes one, RPC's first answer included.)"""
+
+    __slots__ = ("values", "sources", "warnings", "files")
+
+    def __init__(
+        self,
+        values: dict[str, Any] | None = None,
+        sources: dict[str, str] | None = None,
+        warnings: list[str] | None = None,
+        files: dict[str, str] | None = None,
+    ) -> None:
+        self.values: dict[str, Any] = {} if values is None else values
+        self.sources: dict[str, str] = {} if sources is None else sources
+        self.warnings: list[str] = [] if warnings is None else warnings
+        self.files: dict[str, str] = {} if files is None else files
+
+    def __repr__(self) -> str:
+        return f"Config(values={self.values!r}, warnings={self.warnings!r})"
 
     def get(self, key: str, default: Any = None) -> Any:
         if key in self.values:

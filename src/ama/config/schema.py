@@ -12,21 +12,36 @@ free-form object (``providers``, ``hooks``) are listed as such and not flattened
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from ama.config import external_agents as _ext
 
 
-@dataclass(frozen=True)
 class Key:
-    name: str
-    type: str  # "str" | "int" | "number" | "bool" | "list[str]" | "object" | one of "a|b|c"
-    default: Any
-    description: str
-    project: str | Callable[[Any, Any], bool] = "no"
-    #: a deeper check of a value of the right type: an error message, or None
-    check: Callable[[Any], str | None] | None = None
+    """One configuration key.  (A plain class, not a dataclass: every start loads this table,
+    RPC's first answer included, and making a frozen dataclass costs about a millisecond.)"""
+
+    __slots__ = ("name", "type", "default", "description", "project", "check")
+
+    def __init__(
+        self,
+        name: str,
+        type: str,  # "str" | "int" | "number" | "bool" | "list[str]" | "object" | one of "a|b|c"
+        default: Any,
+        description: str,
+        project: str | Callable[[Any, Any], bool] = "no",
+        #: a deeper check of a value of the right type: an error message, or None
+        check: Callable[[Any], str | None] | None = None,
+    ) -> None:
+        self.name = name
+        self.type = type
+        self.default = default
+        self.description = description
+        self.project = project
+        self.check = check
+
+    def __repr__(self) -> str:
+        return f"Key({self.name!r}, {self.type!r}, {self.default!r})"
 
     def choices(self) -> list[str] | None:
         return self.type.split("|") if "|" in self.type else None

@@ -7,10 +7,12 @@ an id not being asked yet is held and applied when that ask comes ("early answer
 
 from __future__ import annotations
 
-import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ama.permissions import Answer
+if TYPE_CHECKING:  # made before the event loop runs (rpc/start.py): imports on first use
+    import asyncio
+
+    from ama.permissions import Answer
 
 
 class RpcBroker:
@@ -25,6 +27,10 @@ class RpcBroker:
         return "approvals" in self.capabilities and not self.closed
 
     async def ask(self, request: dict[str, Any]) -> Answer:
+        import asyncio
+
+        from ama.permissions import Answer
+
         rid = request["requestId"]
         if rid in self._early:
             return self._early.pop(rid)
@@ -49,6 +55,8 @@ class RpcBroker:
 
     def close(self) -> None:
         """stdin closed: deny what is pending and every later ask."""
+        from ama.permissions import Answer
+
         self.closed = True
         for fut in self._waiting.values():
             if not fut.done():

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ama.agent.events import plain
 from ama.errors import AmaError, Busy, InvalidArguments
+from ama.rpc.start import UNSUPPORTED, state_data
 
 if TYPE_CHECKING:
     from ama.rpc.server import RpcServer
@@ -23,8 +24,6 @@ Handler = Callable[["RpcServer", dict[str, Any]], Awaitable[dict[str, Any]]]
 # param -> (type name, required); types: str, int, bool, list, dict, "str|null"
 SPECS: dict[str, dict[str, tuple[str, bool]]] = {}
 HANDLERS: dict[str, Handler] = {}
-#: commands whose feature is not built yet (reported by get_state)
-UNSUPPORTED: dict[str, str] = {}
 #: returned by a handler that has already written its response
 RESPONDED: dict[str, Any] = {"__responded__": True}
 
@@ -38,11 +37,14 @@ def command(name: str, /, **params: tuple[str, bool]) -> Callable[[Handler], Han
     return deco
 
 
-def unsupported(name: str, why: str, /, **params: tuple[str, bool]) -> None:
+def unsupported(name: str, /, **params: tuple[str, bool]) -> None:
+    """The handler of a command whose feature is not built yet: it is listed, with why, in
+    ``rpc/start.py:UNSUPPORTED``, which ``get_state`` reports also before this module loads."""
+    why = UNSUPPORTED[name]
+
     async def handler(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
         raise AmaError("unsupported", f"{name}: {why}")
 
-    UNSUPPORTED[name] = why
     command(name, **params)(handler)
 
 
@@ -213,12 +215,7 @@ async def cmd_set_session_name(srv: RpcServer, p: dict[str, Any]) -> dict[str, A
 
 @command("get_state")
 async def cmd_get_state(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
-    return {
-        **srv.agent.state(),
-        "protocolVersion": 1,
-        "clientCapabilities": sorted(srv.broker.capabilities),
-        "unsupported": dict(UNSUPPORTED),
-    }
+    return state_data(srv.agent.state(), srv.broker.capabilities)
 
 
 @command("get_messages")

@@ -4,8 +4,9 @@ Input lines are split on ``\\n`` only (a ``\\r`` before it is dropped); a line l
 ``MAX_LINE_BYTES`` is not buffered whole: it is skipped up to its newline and reported as
 a ``TooLarge`` so the stream goes on.  Output is one compact JSON object per line.
 
-stdin may be a pipe, a socket, a terminal, a regular file or ``/dev/null``
-(:func:`open_reader`); each is read to its end the same way.
+Reading stdin in the event loop (a pipe, a socket, a terminal, a regular file or
+``/dev/null``) is ``rpc/stdin.py``; this module needs no event loop, so the start-up
+(``rpc/start.py``) answers its first lines before ``asyncio`` is imported.
 
 A line that does not parse still gets its request id when one can be seen: :class:`IdScanner`
 follows the JSON structure of the raw bytes (strings, nesting; no decoding, constant memory)
@@ -15,18 +16,13 @@ and picks the values of the top-level ``"id"`` and ``"type"`` members, also when
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
 import re
-import stat
-from collections.abc import AsyncIterator
 from typing import Any
 
 MAX_LINE_BYTES = 4 * 1024 * 1024
 #: an id longer than this (in bytes, as written) is not recovered from a broken line
 MAX_ID_BYTES = 200
-_CHUNK = 64 * 1024
 
 
 class TooLarge:
@@ -188,121 +184,6 @@ def scan_line(raw: bytes) -> IdScanner:
 def sniff_id(raw: bytes) -> Any:
     """The request id of a line that did not parse, if its bytes show one."""
     return scan_line(raw).result
-
-
-# --- reading stdin ------------------------------------------------------------------------
-
-
-class _FileTransport(asyncio.ReadTransport):
-    """Reads a regular file or a character device (``/dev/null``) into a protocol.
-
-    Such files cannot be watched by the event loop (epoll refuses them) and never block for
-    long, so they are read in the loop, one chunk per iteration, honouring the reader's
-    back-pressure (``pause_reading``).
-    """
-
-    def __init__(self, loop: asyncio.AbstractEventLoop, fd: int, protocol: asyncio.Protocol) -> None:
-        super().__init__()
-        self._loop = loop
-        self._fd = fd
-        self._protocol = protocol
-        self._paused = False
-        self._closed = False
-        self._scheduled = False
-        protocol.connection_made(self)
-        self._schedule()
-
-    def _schedule(self) -> None:
-        if not self._scheduled and not self._paused and not self._closed:
-            self._scheduled = True
-            self._loop.call_soon(self._pump)
-
-    def _pump(self) -> None:
-        self._scheduled = False
-        if self._paused or self._closed:
-            return
-        try:
-            data = os.read(self._fd, _CHUNK)
-        except OSError as exc:
-            self._closed = True
-            self._protocol.connection_lost(exc)
-            return
-        if not data:
-            self._closed = True
-            self._protocol.eof_received()
-            self._protocol.connection_lost(None)
-            return
-        self._protocol.data_received(data)
-        self._schedule()
-
-    def pause_reading(self) -> None:
-        self._paused = True
-
-    def resume_reading(self) -> None:
-        self._paused = False
-        self._schedule()
-
-    def is_reading(self) -> bool:
-        return not self._paused and not self._closed
-
-    def close(self) -> None:
-        self._closed = True
-
-    def is_closing(self) -> bool:
-        return self._closed
-
-
-async def open_reader(fd: int | None, limit: int = MAX_LINE_BYTES) -> asyncio.StreamReader:
-    """A StreamReader over ``fd`` whatever it is: pipe, socket, terminal, file, /dev/null;
-    None (stdin closed, ``<&-``) reads as an empty input."""
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=limit + 1)
-    protocol = asyncio.StreamReaderProtocol(reader)
-    try:
-        if fd is None:
-            raise OSError("no stdin")
-        mode = os.fstat(fd).st_mode
-    except OSError:
-        reader.feed_eof()
-        return reader
-    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd):
-        await loop.connect_read_pipe(lambda: protocol, os.fdopen(fd, "rb", buffering=0, closefd=False))
-    else:
-        _FileTransport(loop, fd, protocol)
-    return reader
-
-
-async def read_lines(reader: asyncio.StreamReader, limit: int = MAX_LINE_BYTES) -> AsyncIterator[Any]:
-    """Yield each line (bytes, without the newline) or a :class:`TooLarge`."""
-    while True:
-        try:
-            line = await reader.readuntil(b"\n")
-        except asyncio.IncompleteReadError as e:
-            if e.partial.strip():
-                yield e.partial.rstrip(b"\r")
-            return
-        except asyncio.LimitOverrunError as e:
-            scan = IdScanner()
-            scan.feed(await reader.readexactly(e.consumed))
-            while True:  # discard the rest of the line, scanning it for the id
-                try:
-                    scan.feed(await reader.readuntil(b"\n"))
-                    break
-                except asyncio.LimitOverrunError as e2:
-                    scan.feed(await reader.readexactly(e2.consumed))
-                except asyncio.IncompleteReadError as e3:
-                    scan.feed(e3.partial)
-                    scan.feed(b"")
-                    yield TooLarge(scan.result, scan.command)
-                    return
-            scan.feed(b"")
-            yield TooLarge(scan.result, scan.command)
-            continue
-        if len(line) > limit + 1:
-            scan = scan_line(line)
-            yield TooLarge(scan.result, scan.command)
-            continue
-        yield line[:-1].rstrip(b"\r")
 
 
 def dumps(obj: Any) -> bytes:

@@ -1,11 +1,13 @@
 """``ama --mode rpc``: the agent over JSON lines on stdin/stdout.
 
-Start-up writes ``hello`` then ``session_start``.  Each input line is one command object
-with a ``type`` and an optional ``id``; each gets exactly one ``response`` carrying that id
-whenever the line parsed far enough to show one (even a line that is not valid JSON).  Agent
-events are written as they happen.  When stdin closes: no new commands, pending approvals are
-denied, the running prompt finishes and its events are written, then exit 0.  Nothing but
-protocol lines goes to stdout; diagnostics go to stderr.
+Start-up writes ``hello`` then ``session_start`` (``rpc/start.py``: it also answers the first
+``get_state`` lines before the event loop runs, then hands over to :meth:`RpcServer.serve`).
+Each input line is one command object with a ``type`` and an optional ``id``; each gets
+exactly one ``response`` carrying that id whenever the line parsed far enough to show one
+(even a line that is not valid JSON).  Agent events are written as they happen.  When stdin
+closes: no new commands, pending approvals are denied, the running prompt finishes and its
+events are written, then exit 0.  Nothing but protocol lines goes to stdout; diagnostics go
+to stderr.
 """
 
 from __future__ import annotations
@@ -13,18 +15,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import sys
 from typing import Any
 
 from ama.errors import AmaError, Busy
 from ama.rpc import commands as cmds
 from ama.rpc.broker import RpcBroker
-from ama.rpc.jsonl import MAX_LINE_BYTES, TooLarge, dumps, open_reader, read_lines, scan_line
-
-PROTOCOL_VERSION = 1
-CAPABILITIES = ["approvals", "images", "hooks", "plans"]
-
+from ama.rpc.jsonl import MAX_LINE_BYTES, TooLarge, dumps, scan_line
+from ama.rpc.start import agent_options_for, response
+from ama.rpc.stdin import open_reader, read_lines
 
 #: commands that run model requests on an idle agent: answered when done, while the loop reads on
 MAINTENANCE = frozenset({"compact", "summarize_from", "summarize_up_to"})
@@ -35,10 +34,10 @@ WHILE_MAINTAINING = frozenset(
 
 
 class RpcServer:
-    def __init__(self, args: argparse.Namespace, out: Any = None) -> None:
+    def __init__(self, args: argparse.Namespace, out: Any = None, broker: RpcBroker | None = None) -> None:
         self.args = args
         self.out = out or sys.stdout.buffer
-        self.broker = RpcBroker()
+        self.broker = broker if broker is not None else RpcBroker()
         self.agent: Any = None
         self._unsubscribe: Any = None
         self._runs: set[asyncio.Task] = set()
@@ -59,17 +58,7 @@ class RpcServer:
         self.out.flush()
 
     def respond(self, command: str | None, rid: Any, data: dict | None = None, error: AmaError | None = None) -> None:
-        msg: dict[str, Any] = {"type": "response"}
-        if rid is not None:
-            msg["id"] = rid
-        msg["command"] = command
-        if error is None:
-            msg["success"] = True
-            msg["data"] = data if data is not None else {}
-        else:
-            msg["success"] = False
-            msg["error"] = {"code": error.code, "message": error.message}
-        self.write(msg)
+        self.write(response(command, rid, data, error))
 
     # --- the agent ----------------------------------------------------------------------
 
@@ -79,13 +68,28 @@ class RpcServer:
             task.add_done_callback(self._runs.discard)
 
     async def switch(self, session: str, *, reason: str) -> None:
+        """Make ``session`` the active one ("new", "memory", an id or a path), ``reason``: new,
+        resume or fork (the first session is ``serve``'s)."""
         from ama.agent.compose import build_agent
-        from ama.agent.options import agent_options
 
-        opts = agent_options(self.args, broker=self.broker)
-        # --no-session: a new session (new_session, a fork without a file) stays in memory
-        opts.session = "memory" if session == "new" and self.args.no_session else session
-        agent, warnings = build_agent(opts)
+        agent, warnings = build_agent(agent_options_for(self.args, self.broker, session))
+        await self._adopt(agent, warnings)
+        self.write(
+            {
+                "type": "session_start",
+                "sessionId": agent.session.id,
+                "sessionFile": agent.session.path,
+                "cwd": agent.cwd,
+                "reason": reason,
+            }
+        )
+        changed = {"type": "session_changed", "sessionId": agent.session.id}
+        if agent.session.path is not None:
+            changed["sessionFile"] = agent.session.path
+        self.write(changed)
+
+    async def _adopt(self, agent: Any, warnings: list[str]) -> None:
+        """Make ``agent`` the active one (closing the previous) and write its warnings."""
         old = self.agent
         if self._unsubscribe is not None:
             self._unsubscribe()
@@ -96,20 +100,6 @@ class RpcServer:
             await old.close()
         for w in warnings:
             self.write({"type": "notification", "level": "warn", "message": w})
-        self.write(
-            {
-                "type": "session_start",
-                "sessionId": agent.session.id,
-                "sessionFile": agent.session.path,
-                "cwd": agent.cwd,
-                "reason": reason,
-            }
-        )
-        if reason != "startup":  # the active session changed (new, resume, fork)
-            changed = {"type": "session_changed", "sessionId": agent.session.id}
-            if agent.session.path is not None:
-                changed["sessionFile"] = agent.session.path
-            self.write(changed)
 
     # --- commands -----------------------------------------------------------------------
 
@@ -162,24 +152,19 @@ class RpcServer:
         if data is not cmds.RESPONDED:
             self.respond(name, rid, data)
 
-    async def serve(self) -> int:
-        from ama import __version__
+    async def serve(self, draft: Any, *, fd: int | None, prefix: bytes = b"", at_eof: bool = False) -> int:
+        """Finish the agent ``rpc/start.py`` began (``draft``, whose ``session_start`` is written),
+        then answer the commands of stdin from ``prefix`` (the bytes the start-up read and did
+        not answer) on, until its end."""
+        from ama.agent.compose import finish_agent
 
-        reader = await open_reader(sys.stdin.fileno() if sys.stdin is not None else None)
-        self.write(
-            {
-                "type": "hello",
-                "protocolVersion": PROTOCOL_VERSION,
-                "agent": "ama",
-                "version": __version__,
-                "capabilities": CAPABILITIES,
-            }
-        )
+        reader = await open_reader(fd, prefix=prefix, at_eof=at_eof)
         try:
-            await self.switch(self._initial_session(), reason="startup")
+            agent, warnings = finish_agent(draft)
         except AmaError as err:
             self.write({"type": "notification", "level": "error", "message": err.message})
             return 1
+        await self._adopt(agent, warnings)
         async for raw in read_lines(reader):
             await self.handle(raw)
         # stdin closed: deny pending and future asks, let the running prompt finish
@@ -189,20 +174,3 @@ class RpcServer:
             await asyncio.sleep(0)
         await self.agent.close()
         return 0
-
-    def _initial_session(self) -> str:
-        from ama.agent.options import session_choice
-
-        choice = session_choice(self.args)
-        if choice == "":
-            raise AmaError("invalid_arguments", "--resume needs a session id in RPC mode")
-        return choice
-
-
-def rpc_main(args: argparse.Namespace) -> int:
-    if args.print:
-        raise AmaError("invalid_arguments", "--mode rpc cannot be combined with -p")
-    if args.prompt:
-        raise AmaError("invalid_arguments", "--mode rpc takes commands on stdin, not a PROMPT argument")
-    os.environ.setdefault("AMA_RPC", "1")
-    return asyncio.run(RpcServer(args).serve())
