@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import pty
-import re
 import sqlite3
 import subprocess
 from pathlib import Path
@@ -263,9 +262,7 @@ def test_the_vocabulary_table_holds_exactly_the_search_tables_terms(sessions_dir
             }
 
         terms, fts = vocab()
-        # the search table holds each document's lowercase ASCII letter-and-digit runs
-        assert terms == fts and {"snake", "case", "dotted", "file", "smile", "stanbul", "cole", "42x"} <= terms
-        assert all(re.fullmatch("[a-z0-9]+", t) for t in terms)
+        assert terms == fts and {"snake", "case", "dotted", "file", "🙂smile"} <= terms
         s.result("2026-03-01T10:00:06.000Z", "grown: quux\u2003zork_frob")
         assert refresh(db, str(sessions_dir)).scanned == 1
         terms, fts = vocab()

@@ -46,8 +46,7 @@ def test_text_form_finds_what_the_scan_finds(sessions_dir: Path, tmp_path: Path)
         assert found is not None
         for tok in TOKENS:
             assert set(found[tok]) == _scan(db, tok), tok
-        # terms are the runs of [a-z0-9] of the lowercased text: İstanbul lowers to i̇stanbul
-        assert "i" in found["i"] and vocab.terms_for(db, ["stanbul"], 10) == {"stanbul": ["stanbul"]}
+        assert any("İ" in t for t in found["i"])
         limited = vocab.terms_for(db, ["e"], 2)
         assert limited is not None and len(limited["e"]) == 2  # the limit
         # rows of a few terms each (a build's rows are CHUNK_TERMS long): the same terms

@@ -7,9 +7,6 @@ It is a pure function of the file and of what the index held for it before (``pr
 the state saved when the file was last read, for a file that only grew), so it can run
 in a forked worker (``index/build.py``), whose records travel through a pipe with
 :mod:`marshal` as plain tuples (:meth:`FileRecord.plain`, :func:`from_plain`).
-
-Search documents are stored in the search table as their *terms* (:func:`fts_text`), see
-docs/search.md "How a search narrows".
 """
 
 from __future__ import annotations
@@ -32,21 +29,6 @@ OK = 0  # read: write the record
 NO_STATE = 1  # the header is damaged or still being written: only the summary
 GONE = 2  # unreadable or vanished: drop the file's rows
 SAME = 3  # the index already holds this very version of the file (another process)
-
-#: every byte that is not an ASCII lowercase letter or digit becomes a space
-_SEPARATORS = bytes(c if (48 <= c <= 57 or 97 <= c <= 122) else 32 for c in range(256))
-
-
-def fts_text(text: str) -> str:
-    """What the search table stores for a document: the distinct maximal runs of ``[a-z0-9]``
-    in ``text.lower()`` (Python's ``lower``, as the matcher lowers), space-separated.
-
-    Any ASCII letter-and-digit run of a lowercased keyword that occurs in ``text.lower()``
-    lies inside one of these runs, which is all the index narrows on (docs/search.md).
-    Non-ASCII characters are separators: in UTF-8 they are bytes >= 0x80."""
-    words = text.lower().encode("utf-8", "surrogatepass").translate(_SEPARATORS).split()
-    return b" ".join(set(words)).decode("ascii")
-
 
 class Prior(NamedTuple):
     """What the index holds of a file it read before (``update._ROW``)."""
@@ -95,7 +77,7 @@ class FileRecord(NamedTuple):
     offs: bytes = b""
     lens: bytes = b""
     users: bytes = b""
-    docs: Sequence[tuple[int, str]] = ()  # new documents: ((k << 1) | part, fts_text(text))
+    docs: Sequence[tuple[int, str]] = ()  # new search documents: ((k << 1) | part, text)
     req: Sequence[tuple] = ()  # rows of stat_requests without the file id; the same below
     turns: Sequence[tuple] = ()
     tools: Sequence[tuple] = ()
@@ -191,7 +173,7 @@ def read(path: str, prior: Prior | None, days: Days) -> FileRecord:
         offs=offs.tobytes(),
         lens=lens.tobytes(),
         users=users.tobytes(),
-        docs=[((k << 1) | part, fts_text(text)) for k, part, _role, text in chunk.docs],
+        docs=[((k << 1) | part, text) for k, part, _role, text in chunk.docs],
         req=[(*key, *vals) for key, vals in fx.req.items()],
         turns=[(*key, *vals) for key, vals in fx.turns.items()],
         tools=[(day, name, n) for (day, name), n in fx.tools.items()],
