@@ -134,6 +134,8 @@ def test_the_forked_build_stores_what_one_process_stores(
     assert one == forked
     assert len(one["files"]) == 8 and one["runs"] and one["stat_requests"] and one["fts"]
     assert {t for (t,) in one["terms"]} == {t for t, _n in one["fts"]}
+    with sqlite3.connect(str(tmp_path / "forked.db")) as db:  # a build merges 8 segments at a time
+        assert db.execute("SELECT v FROM fts_config WHERE k = 'automerge'").fetchone() == (8,)
 
 
 def answers(cwd: Path) -> dict[str, str]:
