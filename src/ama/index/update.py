@@ -131,6 +131,7 @@ def _write(
             _set_meta(db, "summary_fields", summary_fields())
             rid = None
             changed, removed = sorted(disk), []
+        fresh_root = rid is None
         if rid is None:
             rid = db.execute("INSERT INTO roots (path) VALUES (?)", (root,)).lastrowid
             assert rid is not None
@@ -149,13 +150,14 @@ def _write(
         texts: list[str] | None = None if deferred else []
         # files the index holds are continued here (they need their saved state); new ones
         # are read by workers when there are enough of them (index/build.py)
-        known = (
-            {p for (p,) in db.execute("SELECT path FROM files WHERE root_id = ?", (rid,))}
-            if changed
-            else set()
-        )
-        old = [p for p in changed if p in known]
-        new = [p for p in changed if p not in known]
+        old: list[str] = []
+        new: list[str] = []
+        for p in changed:
+            held = (
+                not fresh_root
+                and db.execute("SELECT 1 FROM files WHERE root_id = ? AND path = ?", (rid, p)).fetchone()
+            )
+            (old if held else new).append(p)
         workers = build.workers_for(sum(disk[p][0] for p in new))
         pending = 0
 
