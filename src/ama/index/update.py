@@ -6,26 +6,33 @@ msgspec nor the session reader.
 
 from __future__ import annotations
 
-import json
+import contextlib
+import gc
 import os
 import sqlite3
 import sys
 import time
-from array import array
 from collections.abc import Callable
 
-from ama.index import extract as X
-from ama.index import vocab
-from ama.index.facts import open_turn
+from ama.index import build, vocab
+from ama.index import record as R
 from ama.index.indexer import RefreshInfo, changes, meta
-from ama.index.listing import write_catalog
+from ama.index.listing import CATALOG_COLUMNS
 from ama.index.rows import INDEX_FORMAT
 from ama.index.timeutil import Days, tz_key
-from ama.session.summary import SessionSummary, summarize_bytes
+from ama.session.summary import SessionSummary
 
-TAIL = 64
 DEAD_LIMIT = 50_000
 COMMIT_BYTES = 32 << 20
+
+
+def _commit_bytes() -> int:
+    """Bytes of files read between two commits (``AMA_INDEX_COMMIT_BYTES`` sets it: tests)."""
+    v = os.environ.get("AMA_INDEX_COMMIT_BYTES", "")
+    return int(v) if v.isdigit() and int(v) > 0 else COMMIT_BYTES
+
+
+AUTOMERGE = 8
 
 
 def summary_fields() -> str:
@@ -73,6 +80,9 @@ def wipe(db: sqlite3.Connection) -> None:
     db.execute("DELETE FROM files")
     db.execute("DELETE FROM roots")
     db.execute("INSERT INTO fts (fts) VALUES ('delete-all')")
+    # merge 8 segments at a time rather than 4: a build rewrites its documents fewer times
+    # (16 % fewer instructions in SQLite for 1,000 sessions), for a few more segments
+    db.execute("INSERT INTO fts (fts, rank) VALUES ('automerge', ?)", (AUTOMERGE,))
     db.execute("DELETE FROM terms")
     vocab.clear(db)
     _set_meta(db, "fts_dead", "0")
@@ -87,6 +97,26 @@ def write(
     progress: bool,
     on_file: Callable[[str], None] | None,
     force: bool = False,
+) -> RefreshInfo:
+    # an update makes many short-lived objects and no garbage cycles: the cyclic collector
+    # would only cost time (~10 % of a build's writing process)
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _write(db, root, disk, progress=progress, on_file=on_file, force=force)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _write(
+    db: sqlite3.Connection,
+    root: str,
+    disk: dict[str, tuple[int, int, int]],
+    *,
+    progress: bool,
+    on_file: Callable[[str], None] | None,
+    force: bool,
 ) -> RefreshInfo:
     db.execute("BEGIN IMMEDIATE")
     try:
@@ -104,6 +134,7 @@ def write(
             _set_meta(db, "summary_fields", summary_fields())
             rid = None
             changed, removed = sorted(disk), []
+        fresh_root = rid is None
         if rid is None:
             rid = db.execute("INSERT INTO roots (path) VALUES (?)", (root,)).lastrowid
             assert rid is not None
@@ -111,26 +142,53 @@ def write(
         for p in removed:
             _drop(db, rid, p)
             info.removed += 1
-        bar = Progress(len(changed), sum(disk[p][0] for p in changed)) if progress else None
+        total = sum(disk[p][0] for p in changed)
+        bar = Progress(len(changed), total) if progress else None
         days = Days()
         # a large update (a build) leaves the vocabulary for one pass at its end
-        deferred = meta(db, "terms_dirty") == "1" or sum(disk[p][0] for p in changed) > COMMIT_BYTES
+        commit_bytes = _commit_bytes()  # (an update that commits on the way is large)
+        deferred = meta(db, "terms_dirty") == "1" or total > commit_bytes
         if deferred:
             _set_meta(db, "terms_dirty", "1")
         texts: list[str] | None = None if deferred else []
-        pending = 0
+        # files the index holds are continued here (they need their saved state); new ones
+        # are read by workers when there are enough of them (index/build.py)
+        old: list[str] = []
+        new: list[str] = []
         for p in changed:
-            nbytes = _index_file(db, rid, p, days, texts)
+            held = (
+                not fresh_root
+                and db.execute("SELECT 1 FROM files WHERE root_id = ? AND path = ?", (rid, p)).fetchone()
+            )
+            (old if held else new).append(p)
+        workers = build.workers_for(sum(disk[p][0] for p in new))
+        pending = 0
+
+        def stored(rec: R.FileRecord, known: bool = True) -> None:
+            nonlocal pending
+            _store(db, rid, rec, texts, known)
             info.scanned += 1
             if on_file is not None:
-                on_file(p)
+                on_file(rec.path)
             if bar is not None:
-                bar.advance(disk[p][0])
-            pending += nbytes
-            if pending > COMMIT_BYTES:
+                bar.advance(disk[rec.path][0])
+            pending += rec.size
+            if pending > commit_bytes:
                 db.execute("COMMIT")
                 db.execute("BEGIN IMMEDIATE")
                 pending = 0
+
+        for p in old:
+            stored(R.read(p, _prior(db, rid, p), days))
+        with contextlib.closing(build.records(new, workers, days)) as recs:
+            for rec in recs:
+                # another process may have indexed this very file between two of our commits
+                seen = db.execute(
+                    "SELECT size, mtime_ns, ino FROM files WHERE root_id = ? AND path = ?", (rid, rec.path)
+                ).fetchone()
+                if seen is not None and seen == (rec.size, rec.mtime_ns, rec.ino):
+                    rec = R.FileRecord(rec.path, R.SAME)
+                stored(rec, seen is not None)
         if texts is None:
             _all_terms(db)
         else:
@@ -148,7 +206,7 @@ def write(
 
 def _add_terms(db: sqlite3.Connection, texts: list[str]) -> None:
     """Record the terms of a few newly added documents in ``terms`` (tokenized by SQLite
-    itself in a temporary contentless table, so that the two tables agree)."""
+    itself in a temporary contentless table like the search table, so that the two agree)."""
     if not texts:
         return
     db.execute(
@@ -156,7 +214,7 @@ def _add_terms(db: sqlite3.Connection, texts: list[str]) -> None:
         " tokenize='unicode61 remove_diacritics 0')"
     )
     db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.new_vocab USING fts5vocab(temp, new_docs, 'row')")
-    db.executemany("INSERT INTO temp.new_docs (text) VALUES (?)", ((t,) for t in texts))
+    db.executemany("INSERT INTO temp.new_docs (rowid, text) VALUES (?, ?)", enumerate(texts, 1))
     matched = vocab.consistent(db)
     if matched:  # the new terms as one more row of the text form (index/vocab.py)
         vocab.add_new(db, "temp.new_vocab")
@@ -196,126 +254,98 @@ _ROW = (
 )
 
 
-def _index_file(db: sqlite3.Connection, rid: int, path: str, days: Days, texts: list[str] | None) -> int:
-    """Read one changed file into the index; returns the bytes read."""
+def _prior(db: sqlite3.Connection, rid: int, path: str) -> R.Prior | None:
     row = db.execute(f"SELECT {_ROW} WHERE f.root_id = ? AND f.path = ?", (rid, path)).fetchone()
-    try:
-        with open(path, "rb") as f:
-            st = os.fstat(f.fileno())
-            if row is not None and (row[1], row[13], row[2]) == (st.st_size, st.st_mtime_ns, st.st_ino):
-                return 0  # another process indexed it meanwhile (between two of our commits)
-            data = f.read()
-    except OSError:
-        _drop(db, rid, path)
-        return 0
-    summary = summarize_bytes(data, path, size=st.st_size, mtime_ns=st.st_mtime_ns)
-    summary_json = json.dumps(vars(summary), ensure_ascii=False)  # a flat dataclass: no asdict() copy
-    grown = (
-        row is not None
-        and row[6] == 1
-        and row[2] == st.st_ino
-        and st.st_size > row[1]
-        and row[7] is not None
-        and data.startswith(row[4])
-        and data[max(0, row[3] - len(row[5])) : row[3]] == row[5]
-    )
-    if grown:
-        assert row is not None
-        fid, pos, ndocs = row[0], row[3], row[12]
-        state: X.FileState | str | None = X.load_state(row[7])
-        parents, offs, lens, users = (
-            array("I", row[8]),
-            array("q", row[9]),
-            array("I", row[10]),
-            array("I", row[11]),
-        )
-        head = row[4]
-    else:
-        if row is not None:
-            _drop(db, rid, path)
-        state, pos = X.start(data)
-        parents, offs, lens, users = array("I"), array("q"), array("I"), array("I")
-        ndocs = 0
+    return None if row is None else R.Prior(*row)
+
+
+def _store(db: sqlite3.Connection, rid: int, rec: R.FileRecord, texts: list[str] | None, known: bool) -> None:
+    """Write one file's record (``index/record.py``); ``known``: the index may have rows
+    for the file (else there is nothing to drop)."""
+    status = rec.status
+    if status == R.SAME:
+        return
+    if known and (status == R.GONE or rec.fresh):
+        _drop(db, rid, rec.path)
+    if status == R.GONE:
+        return
+    if rec.fresh:
         fid = db.execute(
-            "INSERT INTO files (root_id, path, size, mtime_ns, ino, offset, valid) VALUES (?, ?, 0, 0, 0, 0, 0)",
-            (rid, path),
+            "INSERT INTO files (root_id, path, size, mtime_ns, ino, offset, valid, session_id, cwd, version,"
+            " last_ms, leaf, ndocs, ot_day, ot_provider, ot_model, ot_channel, ot_ms, error_count,"
+            " pending_interaction, task_status) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                rid,
+                rec.path,
+                rec.size,
+                rec.mtime_ns,
+                rec.ino,
+                rec.end,
+                rec.valid,
+                rec.session_id,
+                rec.cwd,
+                rec.version,
+                rec.last_ms,
+                rec.leaf,
+                rec.ndocs,
+                *(rec.turn if rec.turn is not None else (None,) * 5),
+                rec.error_count,
+                rec.pending_interaction,
+                rec.task_status,
+            ),
         ).lastrowid
         assert fid is not None
-        db.execute("INSERT INTO file_data (file_id) VALUES (?)", (fid,))
-        head = data[:pos]
-    if not isinstance(state, X.FileState):
-        valid = 2 if state == X.HEADER_PENDING else 0
         db.execute(
-            "UPDATE files SET size=?, mtime_ns=?, ino=?, offset=?, valid=? WHERE id=?",
-            (st.st_size, st.st_mtime_ns, st.st_ino, pos, valid, fid),
+            "INSERT INTO file_data (file_id, head, tail, summary, state, parents, offs, lens, users)"
+            " VALUES (?,?,?,?,?,?,?,?,?)",
+            (fid, rec.head, rec.tail, rec.summary, rec.state, rec.parents, rec.offs, rec.lens, rec.users),
         )
-        db.execute("UPDATE file_data SET summary=? WHERE file_id=?", (summary_json, fid))
-        _write_meta(db, fid, summary)
-        return len(data)
-    chunk = X.extract(data, pos, state, days=days)
-    parents.extend(chunk.parents)
-    offs.extend(chunk.offs)
-    lens.extend(chunk.lens)
-    users.extend(chunk.users)
-    if chunk.docs:
+    else:
+        (fid,) = db.execute("SELECT id FROM files WHERE root_id = ? AND path = ?", (rid, rec.path)).fetchone()
+        db.execute(
+            "UPDATE files SET size=?, mtime_ns=?, ino=?, offset=?, valid=?, session_id=?, cwd=?, version=?,"
+            " last_ms=?, leaf=?, ndocs=?, ot_day=?, ot_provider=?, ot_model=?, ot_channel=?, ot_ms=?,"
+            " error_count=?, pending_interaction=?, task_status=? WHERE id=?",
+            (
+                rec.size,
+                rec.mtime_ns,
+                rec.ino,
+                rec.end,
+                rec.valid,
+                rec.session_id,
+                rec.cwd,
+                rec.version,
+                rec.last_ms,
+                rec.leaf,
+                rec.ndocs,
+                *(rec.turn if rec.turn is not None else (None,) * 5),
+                rec.error_count,
+                rec.pending_interaction,
+                rec.task_status,
+                fid,
+            ),
+        )
+        db.execute(
+            "UPDATE file_data SET head=?, tail=?, summary=?, state=?, parents=?, offs=?, lens=?, users=?"
+            " WHERE file_id=?",
+            (rec.head, rec.tail, rec.summary, rec.state, rec.parents, rec.offs, rec.lens, rec.users, fid),
+        )
+    # the file's row of the listing (index/listing.py)
+    db.execute(
+        f"INSERT OR REPLACE INTO catalog (file_id, root_id, {CATALOG_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (fid, rid, *rec.catalog),
+    )
+    if rec.docs:
         db.executemany(
-            "INSERT INTO fts (rowid, text) VALUES (?, ?)",
-            (((fid << 32) | (k << 1) | part, text) for k, part, _role, text in chunk.docs),
+            "INSERT INTO fts (rowid, text) VALUES (?, ?)", (((fid << 32) | key, t) for key, t in rec.docs)
         )
         if texts is not None:
-            texts.extend(text for _k, _p, _r, text in chunk.docs)
-    _write_facts(db, fid, chunk)
-    turn = open_turn(state.stats)
-    end = chunk.end
-    db.execute(
-        "UPDATE files SET size=?, mtime_ns=?, ino=?, offset=?, valid=1, session_id=?, cwd=?, version=?, last_ms=?,"
-        " leaf=?, ndocs=?, ot_day=?, ot_provider=?, ot_model=?, ot_channel=?, ot_ms=? WHERE id=?",
-        (
-            st.st_size,
-            st.st_mtime_ns,
-            st.st_ino,
-            end,
-            state.session_id,
-            state.cwd,
-            state.version,
-            state.last_ms,
-            state.leaf,
-            ndocs + len(chunk.docs),
-            *(turn if turn is not None else (None,) * 5),
-            fid,
-        ),
-    )
-    db.execute(
-        "UPDATE file_data SET head=?, tail=?, summary=?, state=?, parents=?, offs=?, lens=?, users=? WHERE file_id=?",
-        (
-            head,
-            data[max(len(head), end - TAIL) : end],
-            summary_json,
-            X.dump_state(state),
-            parents.tobytes(),
-            offs.tobytes(),
-            lens.tobytes(),
-            users.tobytes(),
-            fid,
-        ),
-    )
-    _write_meta(db, fid, summary)
-    return len(data) - pos
+            texts.extend(t for _key, t in rec.docs)
+    _write_facts(db, fid, rec)
 
 
-def _write_meta(db: sqlite3.Connection, fid: int, summary: SessionSummary) -> None:
-    """The catalog metadata columns, from the summary (one derivation: ``ama.session.meta``),
-    and the file's ``catalog`` row (``index/listing.py``)."""
-    db.execute(
-        "UPDATE files SET error_count=?, pending_interaction=?, task_status=? WHERE id=?",
-        (summary.error_count, summary.pending_interaction, summary.task_status, fid),
-    )
-    write_catalog(db, fid, summary)
-
-
-def _write_facts(db: sqlite3.Connection, fid: int, chunk: X.Chunk) -> None:
-    fx = chunk.facts
-    if fx.req:
+def _write_facts(db: sqlite3.Connection, fid: int, rec: R.FileRecord) -> None:
+    if rec.req:
         db.executemany(
             "INSERT INTO stat_requests VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
             " ON CONFLICT (file_id, day, kind, provider, model, channel) DO UPDATE SET"
@@ -323,59 +353,40 @@ def _write_facts(db: sqlite3.Connection, fid: int, chunk: X.Chunk) -> None:
             " cache_read=cache_read+excluded.cache_read, cache_write=cache_write+excluded.cache_write,"
             " cost_units=cost_units+excluded.cost_units, priced=priced+excluded.priced,"
             " errors=errors+excluded.errors, retries=retries+excluded.retries",
-            ((fid, *key, *vals) for key, vals in fx.req.items()),
+            ((fid, *r) for r in rec.req),
         )
-    if fx.turns:
+    if rec.turns:
         db.executemany(
             "INSERT INTO stat_turns VALUES (?,?,?,?,?,?,?)"
             " ON CONFLICT (file_id, day, provider, model, channel) DO UPDATE SET"
             " turns=turns+excluded.turns, duration_ms=duration_ms+excluded.duration_ms",
-            ((fid, *key, *vals) for key, vals in fx.turns.items()),
+            ((fid, *r) for r in rec.turns),
         )
-    if fx.tools:
+    if rec.tools:
         db.executemany(
             "INSERT INTO stat_tools VALUES (?,?,?,?) ON CONFLICT (file_id, day, name) DO UPDATE SET"
             " calls=calls+excluded.calls",
-            ((fid, day, name, n) for (day, name), n in fx.tools.items()),
+            ((fid, *r) for r in rec.tools),
         )
-    if fx.external:
+    if rec.external:
         db.executemany(
             "INSERT INTO stat_external VALUES (?,?,?,?,?,?,?,?,?,?,?)"
             " ON CONFLICT (file_id, day, agent, session_id) DO UPDATE SET"
             " turns=turns+excluded.turns, cost_units=cost_units+excluded.cost_units, input=input+excluded.input,"
             " output=output+excluded.output, cache_read=cache_read+excluded.cache_read,"
             " cache_write=cache_write+excluded.cache_write, requests=requests+excluded.requests",
-            ((fid, *key, *vals) for key, vals in fx.external.items()),
+            ((fid, *r) for r in rec.external),
         )
-    if fx.latency:
+    if rec.latency:
         db.executemany(
-            "INSERT INTO stat_latency VALUES (?,?,?,?,?,?,?,?,?,?)", ((fid, *r) for r in fx.latency)
+            "INSERT INTO stat_latency VALUES (?,?,?,?,?,?,?,?,?,?)", ((fid, *r) for r in rec.latency)
         )
-    for rec in chunk.runs.values():
-        db.execute(
+    if rec.runs:
+        db.executemany(
             "INSERT OR REPLACE INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                fid,
-                rec.execution_id,
-                rec.status,
-                rec.terminal_reason,
-                rec.error_code,
-                rec.step_index,
-                rec.created_ms,
-                rec.updated_ms,
-                rec.completed_ms,
-                rec.prompt,
-                rec.model,
-                rec.start_k,
-                rec.end_k,
-                rec.last_k,
-                rec.steps,
-                int(rec.superseded),
-                json.dumps(rec.anomalies),
-                None if rec.details is None else json.dumps(rec.details),
-            ),
+            ((fid, *r) for r in rec.runs),
         )
-    if chunk.steps:
+    if rec.steps:
         db.executemany(
-            "INSERT OR REPLACE INTO run_steps VALUES (?,?,?,?,?,?,?,?,?)", ((fid, *s) for s in chunk.steps)
+            "INSERT OR REPLACE INTO run_steps VALUES (?,?,?,?,?,?,?,?,?)", ((fid, *s) for s in rec.steps)
         )
