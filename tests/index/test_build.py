@@ -33,6 +33,7 @@ TABLES = (
     "runs",
     "run_steps",
     "terms",
+    "catalog",
 )
 WORDS = [
     "parser",
