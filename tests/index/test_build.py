@@ -134,6 +134,9 @@ def test_the_forked_build_stores_what_one_process_stores(
     one, forked = dump(str(tmp_path / "one.db")), dump(str(tmp_path / "forked.db"))
     assert one == forked
     assert len(one["files"]) == 8 and one["runs"] and one["stat_requests"] and one["fts"]
+    # every file the build read has its row of the listing (else `sessions list` decodes
+    # every stored summary: the same page, slowly)
+    assert len(one["catalog"]) == len(one["files"])
     assert {t for (t,) in one["terms"]} == {t for t, _n in one["fts"]}
     with sqlite3.connect(str(tmp_path / "forked.db")) as db:  # a build merges 8 segments at a time
         assert db.execute("SELECT v FROM fts_config WHERE k = 'automerge'").fetchone() == (8,)
