@@ -397,3 +397,31 @@ async def test_templates_and_skills_are_available_commands_that_expand(tmp_path:
     lines = [json.loads(x) for x in Path(data.path).read_text().splitlines()]
     users = [e["message"]["content"] for e in lines if e.get("type") == "message" and e["message"]["role"] == "user"]
     assert "Please review calc.py carefully." in json.dumps(users)
+
+
+@pytest.mark.parametrize("out_kind", ["file", "pipe"])
+def test_requests_from_a_file_and_replies_to_a_file(tmp_path: Path, ama_home: Path, out_kind: str) -> None:
+    """``ama --mode acp < requests.jsonl > replies.jsonl``: regular files, which the event
+    loop cannot watch, are read and written directly (it was a traceback)."""
+    model = write_script(tmp_path / "s.json", ["hi"])
+    requests = tmp_path / "requests.jsonl"
+    requests.write_text(
+        json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}})
+        + "\n"
+        + json.dumps({"jsonrpc": "2.0", "id": 1, "method": "session/new",
+                      "params": {"cwd": str(tmp_path), "mcpServers": []}})  # fmt: skip
+        + "\n"
+    )
+    replies = tmp_path / "replies.jsonl"
+    with requests.open("rb") as fin, replies.open("wb") as fout:
+        p = subprocess.run(
+            ama_cmd("--mode", "acp", "--model", model), cwd=tmp_path, stdin=fin,
+            stdout=fout if out_kind == "file" else subprocess.PIPE, stderr=subprocess.PIPE, timeout=60,
+        )  # fmt: skip
+    assert p.returncode == 0, p.stderr.decode()
+    text = replies.read_text() if out_kind == "file" else p.stdout.decode()
+    out = [json.loads(line) for line in text.splitlines()]
+    assert [m.get("id") for m in out] == [0, 1]
+    assert out[0]["result"]["protocolVersion"] == 1
+    assert out[1]["result"]["sessionId"]
+    assert b"Traceback" not in p.stderr

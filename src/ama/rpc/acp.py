@@ -311,11 +311,16 @@ class AcpAgent:
 
 
 async def _stdio(proto_out: Any) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=STDIO_LIMIT)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-    transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, proto_out)
-    return reader, asyncio.StreamWriter(transport, protocol, None, loop)
+    """The protocol's reader (stdin) and writer (``proto_out``), whatever they are: pipes,
+    sockets, terminals, regular files (``< requests.jsonl > replies.jsonl``), ``/dev/null``."""
+    from ama.rpc.stdin import open_reader, open_writer
+
+    try:
+        fd: int | None = sys.stdin.fileno()
+    except (AttributeError, ValueError, OSError):
+        fd = None  # stdin closed
+    reader = await open_reader(fd, STDIO_LIMIT)
+    return reader, await open_writer(proto_out.fileno())
 
 
 async def _serve(args: argparse.Namespace, proto_out: Any) -> int:

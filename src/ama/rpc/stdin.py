@@ -1,5 +1,5 @@
 """stdin in the event loop, line by line, whatever it is: a pipe, a socket, a terminal, a
-regular file, ``/dev/null``, or closed.
+regular file, ``/dev/null``, or closed (and stdout, for the protocol's writer, likewise).
 
 Lines are split on ``\\n`` as ``rpc/jsonl.py`` describes; a line over ``MAX_LINE_BYTES`` is
 skipped to its newline and yielded as a ``TooLarge`` carrying the id the scan of its bytes found.
@@ -101,6 +101,48 @@ async def open_reader(
     else:
         _FileTransport(loop, fd, protocol)
     return reader
+
+
+class _FileWriteTransport(asyncio.WriteTransport):
+    """Writes to a regular file (``> replies.jsonl``), which the event loop cannot watch:
+    each write goes to the file at once (a full disk raises from ``write``)."""
+
+    def __init__(self, fd: int) -> None:
+        super().__init__()
+        self._fd = fd
+        self._closed = False
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._fd, view) :]
+
+    def can_write_eof(self) -> bool:
+        return False
+
+    def get_write_buffer_size(self) -> int:
+        return 0
+
+    def close(self) -> None:
+        self._closed = True
+
+    def is_closing(self) -> bool:
+        return self._closed
+
+    def abort(self) -> None:
+        self._closed = True
+
+
+async def open_writer(fd: int) -> asyncio.StreamWriter:
+    """A StreamWriter over ``fd`` whatever it is: a pipe, socket, terminal or other device
+    through the event loop, a regular file directly."""
+    loop = asyncio.get_running_loop()
+    mode = os.fstat(fd).st_mode
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode):
+        out = os.fdopen(fd, "wb", buffering=0, closefd=False)
+        transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, out)
+        return asyncio.StreamWriter(transport, protocol, None, loop)
+    return asyncio.StreamWriter(_FileWriteTransport(fd), asyncio.streams.FlowControlMixin(loop), None, loop)
 
 
 async def read_lines(reader: asyncio.StreamReader, limit: int = MAX_LINE_BYTES) -> AsyncIterator[Any]:
