@@ -6,31 +6,42 @@ latency row per ``ama.request`` record.  It keeps the little it needs across lin
 :class:`StatsState` (latest ``model_change``, latest endpoint, the open turn), which the
 index stores with the file so that an appended file continues where it stopped.
 
-Lines that cannot matter are skipped without parsing: :data:`RELEVANT` matches the start
-of every line that is *not* positively known to be irrelevant from its first bytes
-(``{"type":"label"``, a ``toolResult`` message, a ``custom`` entry of another
-``customType``...).  The pattern accepts any JSON whitespace between tokens (ama writes
-compact lines, Python's ``json`` writes ``", "`` and ``": "``) and any number of top-level
-pairs with plain scalar values (no escapes, no nesting) before ``type`` and between it and
-the key that decides (``message`` with its ``role`` first, or ``customType``): such pairs
-keep the match at the top level of the object, so a skipped line is irrelevant whatever
-else it holds.  A line in any other shape (another key order, an escape in an id) is
-simply parsed.  The scan uses the pattern to find lines in a whole file, the index to test
-each line: both hand the same lines to :func:`handle`.
+Which lines count: every line that :data:`RELEVANT` does not skip, as :func:`handle` reads
+it.  :data:`RELEVANT` matches the start of every line that is *not* positively known to be
+irrelevant from its first bytes (``{"type":"label"``, a ``toolResult`` message, a
+``custom`` entry of another ``customType``...).  The pattern accepts any JSON whitespace
+between tokens (ama writes compact lines, Python's ``json`` writes ``", "`` and ``": "``)
+and any number of top-level pairs with plain scalar values (no escapes, no nesting) before
+``type`` and between it and the key that decides (``message`` with its ``role`` first, or
+``customType``): such pairs keep the match at the top level of the object, so a skipped line
+is irrelevant whatever else it holds.  A line in any other shape (another key order, an
+escape in an id) is simply parsed.
 
-:func:`handle` decodes an assistant or user message line with a strictly typed shape when
-its first ``"role"`` says so (compact or with Python's one space, in any key order): a strict
-decode that succeeds gives exactly what the lenient shape gives, and one that fails (or a
-line in another shape) falls to the lenient shape.
+:func:`handle` decodes a line with the lenient shape (``_SLine``: any value of any field is
+accepted and judged) unless one of the strictly typed shapes takes it first: an assistant or
+user message, or a message that counts for nothing (a tool result), recognised by its first
+``"role"``.  A strict shape accepts only what the lenient shape accepts and gives the same
+values, so it changes the speed, never the answer (tests/index/test_facts_fast.py checks it
+on random lines).
+
+:func:`scan_facts` is the scan's way through a whole file, line by line with ``bytes.find``;
+a line in the layout ama and pi write (``type``, ``id``, ``parentId``, ``timestamp``,
+``message`` with its ``role`` first, compact or with Python's spaces) is recognised by one
+anchored pattern (:data:`_LAYOUT`): a tool result is skipped there (the pattern is a special
+case of what :data:`RELEVANT` skips), an assistant or user message goes straight to its
+strict shape; any other line takes the way the index takes (:data:`RELEVANT`, then
+:func:`handle`).
 
 Cost is summed in integer units of 1e-10 USD so that sums do not depend on the order of
-additions (the index adds per appended chunk, a scan per file).
+additions (the index adds per appended chunk, a scan per file).  Token counts of 10^18 or
+more and costs of 10^8 USD or more are treated as absent (they would not fit the index's
+64-bit integers).
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -48,7 +59,13 @@ from ama.index.rows import (
 )
 from ama.index.timeutil import Days, ts_ms
 from ama.session.external_usage import USAGE_RECORD, usage_row
-from ama.session.reader import DECODE_ERRORS
+
+#: what a line that cannot be decoded raises (as ``session.reader.DECODE_ERRORS``, which
+#: this module does not import: the cold scan stays light)
+DECODE_ERRORS: tuple[type[Exception], ...] = (msgspec.DecodeError, RecursionError)
+
+INT_LIMIT = 10**18  # token counts at or beyond it count as 0 (as floats always did)
+COST_LIMIT = 10**8  # USD; a cost at or beyond it counts as no price (1e-10 units fit in 64 bits)
 
 _W = rb"[ \t\r]*+"  # JSON whitespace within a line
 _SCALAR = rb'(?:null|true|false|"[^"\\\n]*+"|-?[0-9][0-9.eE+-]*+)'
@@ -72,6 +89,16 @@ RELEVANT = re.compile(
     rb'|(?:label|session_info|thinking_level_change|custom_message|leaf)"'
     rb'|custom"' + _W + rb"," + _pairs(b"customType") + _key(b"customType") + rb'"(?!ama\.request"|ama\.agent-usage")[^"\\\n]*"'
     rb"))"
+)
+
+
+
+#: ama's and pi's layout of a message line, compact or with Python's spaces, up to the
+#: message's role; the groups tell which role.  A match with a role of the last group is a
+#: line that :data:`RELEVANT` skips (the same tokens, with fixed keys and spacing).
+_LAYOUT = re.compile(
+    rb'\{"type": ?"message", ?"id": ?"[^"\\\n]*+", ?"parentId": ?(?:null|"[^"\\\n]*+"),'
+    rb' ?"timestamp": ?"[^"\\\n]*+", ?"message": ?\{"role": ?"(?:(assistant)|(user)|(?:toolResult|bashExecution|system|custom))"'
 )
 
 
@@ -128,24 +155,35 @@ class _SLine(msgspec.Struct, rename="camel"):
     data: msgspec.Raw = msgspec.Raw()  # empty when absent
 
 
-class _TCost(msgspec.Struct):
-    total: float = 0.0
+# The strictly typed shapes (the fast paths).  Each one accepts only what the lenient
+# shape above accepts (every field the lenient shape validates is validated here at least as
+# strictly), and gives the same values: a line that decodes with it counts exactly as the
+# lenient shape would count it.  msgspec checks every occurrence of a repeated key, so a
+# ``Literal`` ``type`` and ``role`` also mean that no earlier ``type``/``role`` says
+# otherwise: such a line is never one that :data:`RELEVANT` skips.  ``gc=False``: plain
+# values only, no cycles.
+_INT = Annotated[int, msgspec.Meta(gt=-INT_LIMIT, lt=INT_LIMIT)]
 
 
-class _TUsage(msgspec.Struct, rename="camel"):
-    input: int = 0
-    output: int = 0
-    cache_read: int = 0
-    cache_write: int = 0
+class _TCost(msgspec.Struct, gc=False):
+    total: Annotated[float, msgspec.Meta(gt=-COST_LIMIT, lt=COST_LIMIT)] = 0.0
+
+
+class _TUsage(msgspec.Struct, rename="camel", gc=False):
+    input: _INT = 0
+    output: _INT = 0
+    cache_read: _INT = 0
+    cache_write: _INT = 0
     cost: _TCost | None = None
 
 
-class _TBlock(msgspec.Struct):
+class _TBlock(msgspec.Struct, gc=False):
     type: str | None = None
     name: str | None = None
 
 
-class _TAssistant(msgspec.Struct, tag_field="role", tag="assistant", rename="camel"):
+class _TAssistant(msgspec.Struct, rename="camel", gc=False):
+    role: Literal["assistant"]
     provider: str = ""
     model: str = ""
     usage: _TUsage | None = None
@@ -153,30 +191,45 @@ class _TAssistant(msgspec.Struct, tag_field="role", tag="assistant", rename="cam
     content: list[_TBlock] | None = None
 
 
-class _ALine(msgspec.Struct):
-    """The strictly typed shape of an assistant message line: when it decodes, it gives
-    exactly what the lenient shape would (the fast path of :func:`handle`)."""
+class _ALine(msgspec.Struct, gc=False):
+    """An assistant message line (:func:`_assistant_typed`)."""
 
-    type: str
+    type: Literal["message"]
     timestamp: str
     message: _TAssistant
+    usage: _Usage | None = None  # (not used: validated as the lenient shape does)
 
 
-class _TUser(msgspec.Struct, tag_field="role", tag="user"):
+class _AnyBlock(msgspec.Struct, gc=False):
+    """Any object (a content block, as the lenient shape requires)."""
+
+
+class _TUser(msgspec.Struct, gc=False):
+    role: Literal["user"]
     origin: str | None = None
+    usage: _Usage | None = None  # validated as the lenient shape does
+    content: list[_AnyBlock] | str | None = None
 
 
-class _ULine(msgspec.Struct):
-    type: str
+class _ULine(msgspec.Struct, gc=False):
+    """A user message line (:func:`_user`)."""
+
+    type: Literal["message"]
     timestamp: str
     message: _TUser
+    usage: _Usage | None = None
 
 
-_sline = msgspec.json.Decoder(_SLine)
-_aline = msgspec.json.Decoder(_ALine)
-_uline = msgspec.json.Decoder(_ULine)
-_request = msgspec.json.Decoder(_Request)
-_ROLE = b'"role":'  # the first one of a line (in ama's and Python's layout: the message's own)
+class _NMsg(msgspec.Struct, gc=False):
+    role: Literal["toolResult", "bashExecution", "system", "custom"]
+
+
+class _NLine(msgspec.Struct, gc=False):
+    """A message line that counts for nothing (a tool result...): when it decodes, every
+    ``type`` is ``message`` and every role one that stats ignore."""
+
+    type: Literal["message"]
+    message: _NMsg
 
 
 class StatsState(msgspec.Struct):
@@ -200,11 +253,19 @@ class Facts:
         return bool(self.req or self.turns or self.tools or self.latency or self.external)
 
 
+_sline = msgspec.json.Decoder(_SLine)
+_aline = msgspec.json.Decoder(_ALine)
+_uline = msgspec.json.Decoder(_ULine)
+_nline = msgspec.json.Decoder(_NLine)
+_request = msgspec.json.Decoder(_Request)
+_ROLE = b'"role":'  # the first one of a line (in ama's and Python's layout: the message's own)
+
+
 def _int(x: Any) -> int:
     if isinstance(x, bool):
         return 0
     if isinstance(x, int):
-        return x
+        return x if -INT_LIMIT < x < INT_LIMIT else 0
     if isinstance(x, float) and x == x and abs(x) < 1e18:
         return int(x)
     return 0
@@ -213,7 +274,10 @@ def _int(x: Any) -> int:
 def _num(x: Any) -> float | None:
     if isinstance(x, bool) or not isinstance(x, int | float) or x != x:
         return None
-    return float(x)
+    try:
+        return float(x)
+    except OverflowError:  # an integer of more than 308 digits
+        return None
 
 
 def _s(x: Any) -> str:
@@ -237,7 +301,7 @@ def _add_usage(r: list[int], u: Any) -> None:
     r[R_CACHE_WRITE] += _int(u.cache_write)
     if u.cost is not None:
         total = _num(u.cost.total)
-        if total is not None:
+        if total is not None and -COST_LIMIT < total < COST_LIMIT:
             r[R_COST] += round(total * COST_SCALE)
             r[R_PRICED] += 1
 
@@ -294,7 +358,8 @@ def _assistant_typed(ts: str, m: _TAssistant, st: StatsState, f: Facts, days: Da
     day = days.minutes.get(ts[:16]) if len(ts) == 24 and ts[23] == "Z" else None
     if day is None:
         day = days.of_ts(ts)
-    p, mo = m.provider, m.model
+    p = m.provider
+    mo = m.model
     mc = st.mc
     c = mc[2] if mc is not None and mc[0] == p and mc[1] == mo else ""
     key = (day, "conversation", p, mo, c)
@@ -314,17 +379,19 @@ def _assistant_typed(ts: str, m: _TAssistant, st: StatsState, f: Facts, days: Da
             r[5] += round(cost.total * COST_SCALE)  # R_COST
             r[6] += 1  # R_PRICED
     if m.stop_reason == "error":
-        r[R_ERRORS] += 1
+        r[7] += 1  # R_ERRORS
     ep = st.ep
     if ep is None or ep[0] != p or ep[1] != mo or ep[2] != c:
         st.ep = [p, mo, c]
     content = m.content
     if content:
-        tools = f.tools
         for b in content:
-            if b.type == "toolCall" and b.name is not None:
-                k = (day, b.name)
-                tools[k] = tools.get(k, 0) + 1
+            if b.type == "toolCall":
+                name = b.name
+                if name is not None:
+                    k = (day, name)
+                    tools = f.tools
+                    tools[k] = tools.get(k, 0) + 1
     turn = st.turn
     if turn is not None:
         turn[2] = ts
@@ -335,7 +402,9 @@ def _assistant_typed(ts: str, m: _TAssistant, st: StatsState, f: Facts, days: Da
 
 
 def _user(ts: Any, st: StatsState, f: Facts, days: Days) -> None:
-    close_turn(st, f)
+    t = st.turn
+    if t is not None and t[6]:
+        close_turn(st, f)
     ms = ts_ms(ts)
     st.turn = [days(ms) if ms else "", ms, None, "", "", "", 0]
 
@@ -370,19 +439,24 @@ def handle(line: bytes, st: StatsState, f: Facts, days: Days) -> None:
         except DECODE_ERRORS:
             pass
         else:
-            if a.type == "message":
-                _assistant_typed(a.timestamp, a.message, st, f, days)
-                return
+            _assistant_typed(a.timestamp, a.message, st, f, days)
+            return
     elif line.startswith(b'"user"', i + 7):
         try:
             u = _uline.decode(line)
         except DECODE_ERRORS:
             pass
         else:
-            if u.type == "message":
-                if u.message.origin != "steer":
-                    _user(u.timestamp, st, f, days)
-                return
+            if u.message.origin != "steer":
+                _user(u.timestamp, st, f, days)
+            return
+    elif line.startswith(b'"toolResult"', i + 7):
+        try:
+            _nline.decode(line)
+        except DECODE_ERRORS:
+            pass
+        else:
+            return
     try:
         e = _sline.decode(line)
     except DECODE_ERRORS:
@@ -437,10 +511,45 @@ def handle(line: bytes, st: StatsState, f: Facts, days: Days) -> None:
 
 
 def scan_facts(data: bytes | Any, start: int, end: int, st: StatsState, f: Facts, days: Days) -> None:
-    """Handle every relevant line whose start is in ``(start, end]`` (``data[start - 1]`` is
-    the newline ending the previous line): the scan's way through a file."""
+    """Handle every line whose start is in ``[start, end)`` (``data[start - 1]`` is the
+    newline ending the previous line) as the index does, :data:`RELEVANT` then
+    :func:`handle`: the scan's way through a file.  Lines in ama's layout take the short
+    ways described in the module's docstring."""
     find = data.find
-    for m in RELEVANT.finditer(data, start - 1, end):
-        s = m.start() + 1
-        e = find(b"\n", s, end)
-        handle(data[s : end if e < 0 else e], st, f, days)
+    layout = _LAYOUT.match
+    relevant = RELEVANT.match
+    adecode = _aline.decode
+    udecode = _uline.decode
+    pos = start
+    while pos < end:
+        e = find(b"\n", pos, end)
+        if e < 0:
+            e = end
+        m = layout(data, pos, e)
+        if m is not None:
+            which = m.lastindex
+            if which is None:  # a tool result (or another message that counts for nothing)
+                pos = e + 1
+                continue
+            if which == 1:
+                try:
+                    a = adecode(data[pos:e])
+                except DECODE_ERRORS:
+                    pass
+                else:
+                    _assistant_typed(a.timestamp, a.message, st, f, days)
+                    pos = e + 1
+                    continue
+            else:
+                try:
+                    u = udecode(data[pos:e])
+                except DECODE_ERRORS:
+                    pass
+                else:
+                    if u.message.origin != "steer":
+                        _user(u.timestamp, st, f, days)
+                    pos = e + 1
+                    continue
+        if relevant(data, pos - 1, end):
+            handle(data[pos:e], st, f, days)
+        pos = e + 1

@@ -59,12 +59,12 @@ def ts_ms(ts: object) -> int:
                 _minute_ms[ts[:16]] = base
             if ts[16] != ":":
                 return _slow_ms(ts)
-            sec = ts[17:19]
             if n == 20:
+                sec = ts[17:19]
                 return base + int(sec) * 1000 if sec.isdigit() else _slow_ms(ts)
-            frac = ts[20:23]
-            if sec.isdigit() and frac.isdigit():
-                return base + int(sec) * 1000 + int(frac)
+            digits = ts[17:19] + ts[20:23]  # seconds and milliseconds: int() is s * 1000 + ms
+            if digits.isdigit():
+                return base + int(digits)
         except ValueError:
             pass
     return _slow_ms(ts) if ts else 0
@@ -93,14 +93,16 @@ class Days:
         self.minutes: dict[str, str] = {}  # "YYYY-MM-DDTHH:MM" (UTC) -> local date
 
     def of_ts(self, ts: object) -> str:
-        """The local date of an ISO timestamp ('' when it is not one); cached per minute."""
+        """The local date of an ISO timestamp ('' when it is not one).  A timestamp of
+        ama's form (24 characters, ``Z``) counts for the date of its minute, whatever its
+        seconds say: the date depends on ``ts[:16]`` alone, so caching it per minute cannot
+        make it depend on which timestamps came first."""
         if isinstance(ts, str) and len(ts) == 24 and ts[-1] == "Z":
-            d = self.minutes.get(ts[:16])
+            minute = ts[:16]
+            d = self.minutes.get(minute)
             if d is None:
-                ms = ts_ms(ts)
-                d = self(ms) if ms else ""
-                if ms:
-                    self.minutes[ts[:16]] = d
+                ms = ts_ms(minute + ":00.000Z")
+                d = self.minutes[minute] = self(ms) if ms else ""
             return d
         ms = ts_ms(ts)
         return self(ms) if ms else ""
