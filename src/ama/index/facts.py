@@ -41,6 +41,7 @@ more and costs of 10^8 USD or more are treated as absent (they would not fit the
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -94,18 +95,17 @@ RELEVANT = re.compile(
 
 
 #: ama's and pi's layout of a message line, compact or with Python's spaces, up to the
-#: message's role; the groups tell which role.  A match with a role of the last group, whose
-#: bytes hold no backslash, is a line that :data:`RELEVANT` skips (the same tokens, with
-#: fixed keys and spacing; a match ends before the line's newline).  Values are ``[^"]``
-#: here (cheaper for the regex engine than ``[^"\\\n]``): hence the backslash check.
-_V = rb'[^"]*+'
+#: message's role (groups 1, 2, 3).  A match with a role that counts for nothing is a line that
+#: :data:`RELEVANT` skips: the same tokens, with fixed keys and spacing (a match ends before
+#: the line's newline, so values hold none).
+_V = rb'[^"\\]*+'
 _LAYOUT = re.compile(
     rb'\{"type":(?:'
     rb'"message","id":"' + _V + rb'","parentId":(?:null|"' + _V + rb'"),"timestamp":"' + _V
     + rb'","message":\{"role":"'
     rb'| "message", "id": "' + _V + rb'", "parentId": (?:null|"' + _V + rb'"), "timestamp": "' + _V
     + rb'", "message": \{"role": "'
-    rb')(?:(assistant)|(user)|(?:toolResult|bashExecution|system|custom))"'
+    rb')(?:(assistant)|(user)|(toolResult|bashExecution|system|custom))"'
 )
 
 
@@ -520,44 +520,161 @@ def handle(line: bytes, st: StatsState, f: Facts, days: Days) -> None:
 def scan_facts(data: bytes | Any, start: int, end: int, st: StatsState, f: Facts, days: Days) -> None:
     """Handle every line whose start is in ``[start, end)`` (``data[start - 1]`` is the
     newline ending the previous line) as the index does, :data:`RELEVANT` then
-    :func:`handle`: the scan's way through a file.  Lines in ama's layout take the short
-    ways described in the module's docstring."""
+    :func:`handle`: the scan's way through a file.
+
+    Lines in ama's layout take short ways: the first letter of the role, at the offset where
+    the previous line of the file had it, says which.  An assistant or user message is
+    decoded with its strict shape directly (which proves that :data:`RELEVANT` keeps it; a
+    line that is not one fails to decode and takes the index's way); a line that looks like
+    a tool result is skipped once :data:`_LAYOUT` proves that :data:`RELEVANT` skips it.
+    What :func:`_assistant_typed` and :func:`_user` do is done here with less work: the
+    sums of the assistant messages are added per file (:func:`_add_pending`), the open
+    turn and the endpoint are written into ``st`` when a user message closes the turn,
+    before a line that :func:`handle` reads, and at the end."""
     find = data.find
     layout = _LAYOUT.match
     relevant = RELEVANT.match
     adecode = _aline.decode
     udecode = _uline.decode
+    minutes = days.minutes.get
+    turns = f.turns
+    pending: dict[tuple, list[_TAssistant]] = {}
+    mc = st.mc
+    mp, mm, mch = mc if mc is not None else (None, None, "")
+    replies = 0  # assistant messages since st was last written, the last one's:
+    lts = lp = lmo = lch = ""
+    k = end  # offset of the role's first letter in the last line that matched _LAYOUT
     pos = start
     while pos < end:
         e = find(b"\n", pos, end)
         if e < 0:
             e = end
-        m = layout(data, pos, e)
-        if m is not None:
-            which = m.lastindex
-            if which is None:  # a tool result (or another message that counts for nothing)
-                if find(b"\\", pos, m.end()) < 0:
+        r = pos + k
+        c = data[r] if r < e else 0  # 97: a, 116: t, 117: u
+        if c != 97 and c != 117:
+            m = layout(data, pos, e)
+            if m is not None:
+                w = m.lastindex or 0  # (one of the three groups matched)
+                if w == 3:  # a message that counts for nothing
+                    if c != 116:
+                        k = m.start(3) - pos
                     pos = e + 1
                     continue
-            elif which == 1:
-                try:
-                    a = adecode(data[pos:e])
-                except DECODE_ERRORS:
-                    pass
-                else:
-                    _assistant_typed(a.timestamp, a.message, st, f, days)
-                    pos = e + 1
-                    continue
+                k = m.start(w) - pos
+                c = 97 if w == 1 else 117
+        if c == 97:
+            try:
+                a = adecode(data[pos:e])
+            except DECODE_ERRORS:
+                pass
             else:
-                try:
-                    u = udecode(data[pos:e])
-                except DECODE_ERRORS:
-                    pass
+                lts = a.timestamp
+                msg = a.message
+                day = minutes(lts[:16]) if len(lts) == 24 and lts[23] == "Z" else None
+                if day is None:
+                    day = days.of_ts(lts)
+                lp = msg.provider
+                lmo = msg.model
+                lch = mch if lp == mp and lmo == mm else ""
+                key = (day, lp, lmo, lch)
+                group = pending.get(key)
+                if group is None:
+                    pending[key] = [msg]
                 else:
-                    if u.message.origin != "steer":
-                        _user(u.timestamp, st, f, days)
-                    pos = e + 1
-                    continue
+                    group.append(msg)
+                replies += 1
+                pos = e + 1
+                continue
+        elif c == 117:
+            try:
+                u = udecode(data[pos:e])
+            except DECODE_ERRORS:
+                pass
+            else:
+                if u.message.origin != "steer":  # close_turn and _user
+                    turn = st.turn
+                    if replies:
+                        st.ep = [lp, lmo, lch]
+                        replies = 0
+                        if turn is not None:
+                            tkey = (turn[0], lp, lmo, lch)
+                            tr = turns.get(tkey)
+                            if tr is None:
+                                tr = turns[tkey] = [0, 0]
+                            tr[0] += 1
+                            tr[1] += max(0, ts_ms(lts) - turn[1])
+                    elif turn is not None and turn[6]:
+                        close_turn(st, f)
+                    ms = ts_ms(u.timestamp)
+                    st.turn = [days(ms) if ms else "", ms, None, "", "", "", 0]
+                pos = e + 1
+                continue
         if relevant(data, pos - 1, end):
+            if replies:
+                _write_replies(st, replies, lts, lp, lmo, lch)
+                replies = 0
             handle(data[pos:e], st, f, days)
+            mc = st.mc
+            mp, mm, mch = mc if mc is not None else (None, None, "")
         pos = e + 1
+    if replies:
+        _write_replies(st, replies, lts, lp, lmo, lch)
+    if pending:
+        _add_pending(pending, f)
+
+
+def _write_replies(st: StatsState, replies: int, ts: str, p: str, mo: str, ch: str) -> None:
+    """What :func:`_assistant_typed` leaves in ``st`` after ``replies`` messages, the last
+    one of ``ts`` and endpoint ``p, mo, ch``."""
+    st.ep = [p, mo, ch]
+    turn = st.turn
+    if turn is not None:
+        turn[2] = ts
+        turn[3] = p
+        turn[4] = mo
+        turn[5] = ch
+        turn[6] += replies
+
+
+def _add_pending(pending: dict[tuple, list[_TAssistant]], f: Facts) -> None:
+    """Add up strictly typed assistant messages grouped by ``(day, p, m, c)``: what
+    :func:`_assistant_typed` adds one message at a time (sums of integers: the same)."""
+    req = f.req
+    tools = f.tools
+    for (day, p, mo, ch), msgs in pending.items():
+        i = o = cr = cw = cost = priced = errors = 0
+        names = []
+        for m in msgs:
+            u = m.usage
+            if u is not None:
+                i += u.input
+                o += u.output
+                cr += u.cache_read
+                cw += u.cache_write
+                t = u.cost
+                if t is not None:
+                    cost += round(t.total * COST_SCALE)
+                    priced += 1
+            if m.stop_reason == "error":
+                errors += 1
+            content = m.content
+            if content:
+                for b in content:
+                    if b.type == "toolCall":
+                        names.append(b.name)
+        for name, n in Counter(names).items():
+            if name is not None:
+                tk = (day, name)
+                tools[tk] = tools.get(tk, 0) + n
+        key = (day, "conversation", p, mo, ch)
+        r = req.get(key)
+        if r is None:
+            r = req[key] = [0] * 9
+        r[R_REQUESTS] += len(msgs)
+        r[R_INPUT] += i
+        r[R_OUTPUT] += o
+        r[R_CACHE_READ] += cr
+        r[R_CACHE_WRITE] += cw
+        r[R_COST] += cost
+        r[R_PRICED] += priced
+        r[R_ERRORS] += errors
