@@ -435,6 +435,7 @@ def _external(e: _SLine, f: Facts, days: Days) -> None:
 
 
 def handle(line: bytes, st: StatsState, f: Facts, days: Days) -> None:
+    """Add what one line says (a line that :data:`RELEVANT` keeps) to ``f`` and ``st``."""
     i = line.find(_ROLE)
     if i > 0 and line[i + 7 : i + 8] == b" ":  # Python's json: '"role": "user"'
         i += 1
@@ -464,6 +465,12 @@ def handle(line: bytes, st: StatsState, f: Facts, days: Days) -> None:
             pass
         else:
             return
+    handle_lenient(line, st, f, days)
+
+
+def handle_lenient(line: bytes, st: StatsState, f: Facts, days: Days) -> None:
+    """:func:`handle` with the lenient shape only: the definition that every faster way
+    must match."""
     try:
         e = _sline.decode(line)
     except DECODE_ERRORS:
