@@ -366,10 +366,19 @@ def test_lines_that_differ_only_in_layout_count_the_same() -> None:
         T.replace(b'"0000000c"', b'"0000\\"000c"'),  # an escape before the role: parsed
         T[:-1] + b',"type":"usage","usage":{"input":9}}',
         A[: len(A) // 2],  # cut in the middle
+        A[: A.index(b'"role":') + 7],  # cut right after the role's key
+        A[: A.index(b'"role":') + 8],
+        spaced(A)[: spaced(A).index(b'"role":') + 8],
     ],
 )
 def test_a_line_the_fast_way_cannot_take_counts_as_the_definition_says(odd: bytes) -> None:
-    for body in (b"\n".join([U, odd, A]), b"\n".join([U, A, odd]), odd, spaced(odd) if _json(odd) else odd):
+    for body in (
+        b"\n".join([U, odd, A]),
+        b"\n".join([U, A, odd]),
+        odd,
+        spaced(odd) if _json(odd) else odd,
+        reversed_keys(odd) if _json(odd) else odd,
+    ):
         want = by_definition(body)
         assert by_scan(body) == want
         assert by_handle(body) == want

@@ -529,11 +529,14 @@ def scan_facts(data: bytes | Any, start: int, end: int, st: StatsState, f: Facts
     newline ending the previous line) as the index does, :data:`RELEVANT` then
     :func:`handle`: the scan's way through a file.
 
-    Lines in ama's layout take short ways: the first letter of the role, at the offset where
-    the previous line of the file had it, says which.  An assistant or user message is
-    decoded with its strict shape directly (which proves that :data:`RELEVANT` keeps it; a
-    line that is not one fails to decode and takes the index's way); a line that looks like
-    a tool result is skipped once :data:`_LAYOUT` proves that :data:`RELEVANT` skips it.
+    Lines take short ways chosen by the first letter of the message's role: at the offset
+    where the previous line of the file had it (ama's layout), from :data:`_LAYOUT`, or
+    after the first ``"role":`` of the line (another layout).  An assistant or user message
+    is decoded with its strict shape directly (which proves that :data:`RELEVANT` keeps it;
+    a line that is not one fails to decode and takes the index's way); a tool result is
+    skipped once :data:`_LAYOUT` proves that :data:`RELEVANT` skips it, or once it decodes
+    as a message that counts for nothing (``_NLine``: then it would count for nothing either
+    way).
     What :func:`_assistant_typed` and :func:`_user` do is done here with less work: the
     sums of the assistant messages are added per file (:func:`_add_pending`), the open
     turn and the endpoint are written into ``st`` when a user message closes the turn,
@@ -543,6 +546,7 @@ def scan_facts(data: bytes | Any, start: int, end: int, st: StatsState, f: Facts
     relevant = RELEVANT.match
     adecode = _aline.decode
     udecode = _uline.decode
+    ndecode = _nline.decode
     minutes = days.minutes.get
     turns = f.turns
     pending: dict[tuple, list[_TAssistant]] = {}
@@ -569,6 +573,19 @@ def scan_facts(data: bytes | Any, start: int, end: int, st: StatsState, f: Facts
                     continue
                 k = m.start(w) - pos
                 c = 97 if w == 1 else 117
+            else:  # another layout: the first letter of the first role, if any
+                i = find(b'"role":', pos, e) + 7  # (6 when there is none)
+                if 6 < i < e and data[i] == 32:  # Python's '"role": "user"'
+                    i += 1
+                c = data[i + 1] if i > 6 and i + 1 < e else 0
+                if c == 116:  # a tool result, if it decodes as a message that counts for nothing
+                    try:
+                        ndecode(data[pos:e])
+                    except DECODE_ERRORS:
+                        pass
+                    else:
+                        pos = e + 1
+                        continue
         if c == 97:
             try:
                 a = adecode(data[pos:e])
