@@ -153,3 +153,26 @@ def test_odd_and_damaged_lines_give_the_index_s_report_in_every_layout(
     assert all(r["requests"] > 0 and r["tools"] for r in reports)
     out = ama("stats", "--all", "--by", "week", "--no-cache", env=UTC).stdout
     assert "2026-W09" in out
+
+
+COLD_PROBE = """
+import io, sys, contextlib
+from ama.cli.main import main
+with contextlib.redirect_stdout(io.StringIO()):
+    main(sys.argv[1:])
+print(",".join(m for m in ("sqlite3", "ama.index.extract", "ama.index.lines", "ama.session.reader") if m in sys.modules))
+"""
+
+
+def test_a_cold_scan_loads_neither_sqlite_nor_the_index_extraction(sessions_dir: Path, tmp_path: Path) -> None:
+    """What a cold ``ama stats`` loads is time before its first byte is read."""
+    import subprocess
+    import sys
+
+    _odd_corpus(sessions_dir, str(tmp_path))
+    p = subprocess.run(
+        [sys.executable, "-c", COLD_PROBE, "stats", "--all", "--no-cache"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == ""

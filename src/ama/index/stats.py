@@ -9,9 +9,8 @@ Definitions are in docs/stats.md.
 from __future__ import annotations
 
 import os
-import sqlite3
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ama.index.rows import (
     COST_SCALE,
@@ -26,6 +25,9 @@ from ama.index.rows import (
     R_RETRIES,
 )
 from ama.index.timeutil import month_of, week_of
+
+if TYPE_CHECKING:  # (a cold scan does not load sqlite3)
+    import sqlite3
 
 GROUPS = ("day", "week", "month", "provider", "channel", "model", "project", "agent")
 _TIME_GROUPS = ("day", "week", "month")
@@ -421,6 +423,7 @@ def cached_report(db: sqlite3.Connection, root_id: int, q: StatsQuery) -> tuple[
     """The report and the number of invalid files, from the index, through the query cache:
     a report is reused while the index has not changed (its ``generation``)."""
     import json
+    import sqlite3
 
     row = db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
     gen = int(row[0]) if row else 0
