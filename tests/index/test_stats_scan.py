@@ -160,7 +160,8 @@ import io, sys, contextlib
 from ama.cli.main import main
 with contextlib.redirect_stdout(io.StringIO()):
     main(sys.argv[1:])
-print(",".join(m for m in ("sqlite3", "ama.index.extract", "ama.index.lines", "ama.session.reader") if m in sys.modules))
+loaded = ("sqlite3", "ama.index.extract", "ama.index.lines", "ama.session.reader", "typing_extensions")
+print(",".join(m for m in loaded if m in sys.modules))
 """
 
 
@@ -176,3 +177,25 @@ def test_a_cold_scan_loads_neither_sqlite_nor_the_index_extraction(sessions_dir:
     )  # fmt: skip
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == ""
+
+
+LIGHT = """
+import sys
+import ama.index.msgspec_light
+assert "typing_extensions" not in sys.modules
+import msgspec, typing_extensions  # the name works again
+from typing import Annotated, Literal
+class S(msgspec.Struct):
+    a: Literal["x"]
+    b: Annotated[int, msgspec.Meta(lt=5)] = 0
+print(msgspec.json.decode(b'{"a":"x","b":4}', type=S).b, typing_extensions.__name__)
+"""
+
+
+def test_msgspec_loads_without_typing_extensions_and_gives_the_name_back() -> None:
+    import subprocess
+    import sys
+
+    p = subprocess.run([sys.executable, "-c", LIGHT], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["4", "typing_extensions"]

@@ -132,6 +132,7 @@ def scan(root: str, q: StatsQuery) -> Gathered:
     g = Gathered()
     if not paths:
         return g
+    from ama.index import msgspec_light  # noqa: F401  (first: see its docstring)
     from ama.index.stats_scan import scan_files  # (before the fork: the children inherit it)
 
     groups = fanout.split(paths, sizes, fanout.workers_for(sum(sizes)))
