@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ama.index import facts as F
+from ama.index.fact_shapes import LAYOUT
 from ama.index.timeutil import Days
 
 HEADER = b'{"type":"session","version":3,"id":"s1","timestamp":"2026-03-01T10:00:00.000Z","cwd":"/p"}\n'
@@ -393,7 +394,7 @@ def _json(line: bytes) -> bool:
 
 
 def test_the_layout_pattern_skips_only_what_the_prefilter_skips() -> None:
-    """Every line that _LAYOUT lets the scan skip is one RELEVANT skips."""
+    """Every line that LAYOUT lets the scan skip is one RELEVANT skips."""
     ids = [b"0000000a", b"a b", b"", b"x\\y", b'a"b', b"\xc3\xa9", b"a\tb"]
     roles = [b"toolResult", b"bashExecution", b"system", b"custom", b"assistant", b"user", b"other"]
     checked = 0
@@ -406,7 +407,7 @@ def test_the_layout_pattern_skips_only_what_the_prefilter_skips() -> None:
                         + b'"parentId"' + colon + parent + sep + b'"timestamp"' + colon + b'"t"' + sep
                         + b'"message"' + colon + b'{"role"' + colon + b'"' + role + b'","content":[]}}'
                     )  # fmt: skip
-                    m = F._LAYOUT.match(line)
+                    m = LAYOUT.match(line)
                     if m is not None and m.lastindex == 3:
                         checked += 1
                         assert F.RELEVANT.match(b"\n" + line) is None, line

@@ -6,31 +6,19 @@ latency row per ``ama.request`` record.  It keeps the little it needs across lin
 :class:`StatsState` (latest ``model_change``, latest endpoint, the open turn), which the
 index stores with the file so that an appended file continues where it stopped.
 
-Which lines count: every line that :data:`RELEVANT` does not skip, as :func:`handle` reads
-it.  :data:`RELEVANT` matches the start of every line that is *not* positively known to be
-irrelevant from its first bytes (``{"type":"label"``, a ``toolResult`` message, a
-``custom`` entry of another ``customType``...).  The pattern accepts any JSON whitespace
-between tokens (ama writes compact lines, Python's ``json`` writes ``", "`` and ``": "``)
-and any number of top-level pairs with plain scalar values (no escapes, no nesting) before
-``type`` and between it and the key that decides (``message`` with its ``role`` first, or
-``customType``): such pairs keep the match at the top level of the object, so a skipped line
-is irrelevant whatever else it holds.  A line in any other shape (another key order, an
-escape in an id) is simply parsed.
+Which lines count: every line that :data:`RELEVANT` (``fact_shapes.py``: a pattern over
+a line's first bytes) does not skip, as :func:`handle_lenient` reads it with the lenient
+shape.  That is the definition; the rest are faster ways to the same answer:
 
-:func:`handle` decodes a line with the lenient shape (``_SLine``: any value of any field is
-accepted and judged) unless one of the strictly typed shapes takes it first: an assistant or
-user message, or a message that counts for nothing (a tool result), recognised by its first
-``"role"``.  A strict shape accepts only what the lenient shape accepts and gives the same
-values, so it changes the speed, never the answer (tests/index/test_facts_fast.py checks it
-on random lines).
+* :func:`handle` (the index, per line) tries a strict shape first when the line's first
+  ``"role"`` says assistant, user or toolResult: a strict shape accepts only what the
+  lenient one accepts and gives the same values.
+* :func:`scan_facts` (a cold scan, per file) routes each line by the first letter of its
+  role (at the offset the file's previous line had it, from :data:`LAYOUT`, or after the
+  first ``"role":``), skips tool results it can prove irrelevant, decodes assistant and
+  user messages with their strict shapes and adds the assistant messages up per file.
 
-:func:`scan_facts` is the scan's way through a whole file, line by line with ``bytes.find``;
-a line in the layout ama and pi write (``type``, ``id``, ``parentId``, ``timestamp``,
-``message`` with its ``role`` first, compact or with Python's spaces) is recognised by one
-anchored pattern (:data:`_LAYOUT`): a tool result is skipped there (the pattern is a special
-case of what :data:`RELEVANT` skips), an assistant or user message goes straight to its
-strict shape; any other line takes the way the index takes (:data:`RELEVANT`, then
-:func:`handle`).
+tests/index/test_facts_fast.py checks both against the definition on random lines.
 
 Cost is summed in integer units of 1e-10 USD so that sums do not depend on the order of
 additions (the index adds per appended chunk, a scan per file).  Token counts of 10^18 or
@@ -40,12 +28,25 @@ more and costs of 10^8 USD or more are treated as absent (they would not fit the
 
 from __future__ import annotations
 
-import re
 from collections import Counter
-from typing import Annotated, Any, Literal
+from typing import Any
 
 import msgspec
 
+from ama.index.fact_shapes import (
+    COST_LIMIT,
+    DECODE_ERRORS,
+    INT_LIMIT,
+    LAYOUT,
+    RELEVANT,
+    SLine,
+    TAssistant,
+    decode_assistant,
+    decode_lenient,
+    decode_nothing,
+    decode_request,
+    decode_user,
+)
 from ama.index.rows import (
     COST_SCALE,
     R_CACHE_READ,
@@ -60,183 +61,6 @@ from ama.index.rows import (
 )
 from ama.index.timeutil import Days, ts_ms
 from ama.session.external_usage import USAGE_RECORD, usage_row
-
-#: what a line that cannot be decoded raises (as ``session.reader.DECODE_ERRORS``, which
-#: this module does not import: the cold scan stays light)
-DECODE_ERRORS: tuple[type[Exception], ...] = (msgspec.DecodeError, RecursionError)
-
-INT_LIMIT = 10**18  # token counts at or beyond it count as 0 (as floats always did)
-COST_LIMIT = 10**8  # USD; a cost at or beyond it counts as no price (1e-10 units fit in 64 bits)
-
-_W = rb"[ \t\r]*+"  # JSON whitespace within a line
-_SCALAR = rb'(?:null|true|false|"[^"\\\n]*+"|-?[0-9][0-9.eE+-]*+)'
-
-
-def _pairs(but: bytes) -> bytes:
-    """Top-level ``"key": scalar,`` pairs (keys other than ``but``): matching only these
-    keeps the match at depth 1; possessive, so that nothing is tried twice."""
-    return rb'(?:' + _W + rb'"(?!' + but + rb'")[A-Za-z_]+"' + _W + rb":" + _W + _SCALAR + _W + rb",)*+"
-
-
-def _key(name: bytes) -> bytes:
-    return _W + b'"' + name + b'"' + _W + b":" + _W
-
-
-#: matches the newline before every line that may matter for stats
-RELEVANT = re.compile(
-    rb"\n(?!\{" + _pairs(b"type") + _key(b"type") + rb'"(?:'
-    rb'message"' + _W + rb"," + _pairs(b"message") + _key(b"message") + rb"\{" + _key(b"role")
-    + rb'"(?:toolResult|bashExecution|system|custom)"'
-    rb'|(?:label|session_info|thinking_level_change|custom_message|leaf)"'
-    rb'|custom"' + _W + rb"," + _pairs(b"customType") + _key(b"customType") + rb'"(?!ama\.request"|ama\.agent-usage")[^"\\\n]*"'
-    rb"))"
-)
-
-
-
-#: ama's and pi's layout of a message line, compact or with Python's spaces, up to the
-#: message's role (groups 1, 2, 3).  A match with a role that counts for nothing is a line that
-#: :data:`RELEVANT` skips: the same tokens, with fixed keys and spacing (a match ends before
-#: the line's newline, so values hold none).
-_V = rb'[^"\\]*+'
-_LAYOUT = re.compile(
-    rb'\{"type":(?:'
-    rb'"message","id":"' + _V + rb'","parentId":(?:null|"' + _V + rb'"),"timestamp":"' + _V
-    + rb'","message":\{"role":"'
-    rb'| "message", "id": "' + _V + rb'", "parentId": (?:null|"' + _V + rb'"), "timestamp": "' + _V
-    + rb'", "message": \{"role": "'
-    rb')(?:(assistant)|(user)|(toolResult|bashExecution|system|custom))"'
-)
-
-
-class _Cost(msgspec.Struct):
-    total: Any = 0
-
-
-class _Usage(msgspec.Struct, rename="camel"):
-    input: Any = 0
-    output: Any = 0
-    cache_read: Any = 0
-    cache_write: Any = 0
-    cost: _Cost | None = None
-
-
-class _Block(msgspec.Struct):
-    type: Any = None
-    name: Any = None
-
-
-class _Msg(msgspec.Struct, rename="camel"):
-    role: Any = None
-    provider: Any = ""
-    model: Any = ""
-    usage: _Usage | None = None
-    stop_reason: Any = None
-    origin: Any = None
-    content: list[_Block] | str | None = None
-
-
-class _Request(msgspec.Struct, rename="camel"):
-    purpose: Any = ""
-    provider: Any = ""
-    model: Any = ""
-    channel: Any = None
-    first_byte_ms: Any = None
-    duration_ms: Any = None
-    http_status: Any = None
-    attempt: Any = None
-
-
-class _SLine(msgspec.Struct, rename="camel"):
-    type: Any = None
-    timestamp: Any = None
-    message: _Msg | None = None
-    kind: Any = None
-    provider: Any = ""
-    model: Any = ""
-    model_id: Any = ""
-    channel: Any = None
-    usage: _Usage | None = None
-    reason: Any = None
-    custom_type: Any = None
-    data: msgspec.Raw = msgspec.Raw()  # empty when absent
-
-
-# The strictly typed shapes (the fast paths).  Each one accepts only what the lenient
-# shape above accepts (every field the lenient shape validates is validated here at least as
-# strictly), and gives the same values: a line that decodes with it counts exactly as the
-# lenient shape would count it.  msgspec checks every occurrence of a repeated key, so a
-# ``Literal`` ``type`` and ``role`` also mean that no earlier ``type``/``role`` says
-# otherwise: such a line is never one that :data:`RELEVANT` skips.  ``gc=False``: plain
-# values only, no cycles.
-_INT = Annotated[int, msgspec.Meta(gt=-INT_LIMIT, lt=INT_LIMIT)]
-
-
-class _TCost(msgspec.Struct, gc=False):
-    total: Annotated[float, msgspec.Meta(gt=-COST_LIMIT, lt=COST_LIMIT)] = 0.0
-
-
-class _TUsage(msgspec.Struct, rename="camel", gc=False):
-    input: _INT = 0
-    output: _INT = 0
-    cache_read: _INT = 0
-    cache_write: _INT = 0
-    cost: _TCost | None = None
-
-
-class _TBlock(msgspec.Struct, gc=False):
-    type: str | None = None
-    name: str | None = None
-
-
-class _TAssistant(msgspec.Struct, rename="camel", gc=False):
-    role: Literal["assistant"]
-    provider: str = ""
-    model: str = ""
-    usage: _TUsage | None = None
-    stop_reason: str | None = None
-    content: list[_TBlock] | None = None
-
-
-class _ALine(msgspec.Struct, gc=False):
-    """An assistant message line (:func:`_assistant_typed`)."""
-
-    type: Literal["message"]
-    timestamp: str
-    message: _TAssistant
-    usage: _Usage | None = None  # (not used: validated as the lenient shape does)
-
-
-class _AnyBlock(msgspec.Struct, gc=False):
-    """Any object (a content block, as the lenient shape requires)."""
-
-
-class _TUser(msgspec.Struct, gc=False):
-    role: Literal["user"]
-    origin: str | None = None
-    usage: _Usage | None = None  # validated as the lenient shape does
-    content: list[_AnyBlock] | str | None = None
-
-
-class _ULine(msgspec.Struct, gc=False):
-    """A user message line (:func:`_user`)."""
-
-    type: Literal["message"]
-    timestamp: str
-    message: _TUser
-    usage: _Usage | None = None
-
-
-class _NMsg(msgspec.Struct, gc=False):
-    role: Literal["toolResult", "bashExecution", "system", "custom"]
-
-
-class _NLine(msgspec.Struct, gc=False):
-    """A message line that counts for nothing (a tool result...): when it decodes, every
-    ``type`` is ``message`` and every role one that stats ignore."""
-
-    type: Literal["message"]
-    message: _NMsg
 
 
 class StatsState(msgspec.Struct):
@@ -260,11 +84,6 @@ class Facts:
         return bool(self.req or self.turns or self.tools or self.latency or self.external)
 
 
-_sline = msgspec.json.Decoder(_SLine)
-_aline = msgspec.json.Decoder(_ALine)
-_uline = msgspec.json.Decoder(_ULine)
-_nline = msgspec.json.Decoder(_NLine)
-_request = msgspec.json.Decoder(_Request)
 _ROLE = b'"role":'  # the first one of a line (in ama's and Python's layout: the message's own)
 
 
@@ -360,7 +179,7 @@ def _assistant(ts: Any, m: Any, st: StatsState, f: Facts, days: Days) -> None:
         turn[6] += 1
 
 
-def _assistant_typed(ts: str, m: _TAssistant, st: StatsState, f: Facts, days: Days) -> None:
+def _assistant_typed(ts: str, m: TAssistant, st: StatsState, f: Facts, days: Days) -> None:
     """:func:`_assistant` for a strictly typed line (same result, less work)."""
     day = days.minutes.get(ts[:16]) if len(ts) == 24 and ts[23] == "Z" else None
     if day is None:
@@ -416,7 +235,7 @@ def _user(ts: Any, st: StatsState, f: Facts, days: Days) -> None:
     st.turn = [days(ms) if ms else "", ms, None, "", "", "", 0]
 
 
-def _external(e: _SLine, f: Facts, days: Days) -> None:
+def _external(e: SLine, f: Facts, days: Days) -> None:
     try:
         data = msgspec.json.decode(e.data)
     except DECODE_ERRORS:
@@ -443,7 +262,7 @@ def handle(line: bytes, st: StatsState, f: Facts, days: Days) -> None:
         pass
     elif line.startswith(b'"assistant"', i + 7):
         try:
-            a = _aline.decode(line)
+            a = decode_assistant.decode(line)
         except DECODE_ERRORS:
             pass
         else:
@@ -451,7 +270,7 @@ def handle(line: bytes, st: StatsState, f: Facts, days: Days) -> None:
             return
     elif line.startswith(b'"user"', i + 7):
         try:
-            u = _uline.decode(line)
+            u = decode_user.decode(line)
         except DECODE_ERRORS:
             pass
         else:
@@ -460,7 +279,7 @@ def handle(line: bytes, st: StatsState, f: Facts, days: Days) -> None:
             return
     elif line.startswith(b'"toolResult"', i + 7):
         try:
-            _nline.decode(line)
+            decode_nothing.decode(line)
         except DECODE_ERRORS:
             pass
         else:
@@ -472,7 +291,7 @@ def handle_lenient(line: bytes, st: StatsState, f: Facts, days: Days) -> None:
     """:func:`handle` with the lenient shape only: the definition that every faster way
     must match."""
     try:
-        e = _sline.decode(line)
+        e = decode_lenient.decode(line)
     except DECODE_ERRORS:
         return
     t = e.type
@@ -502,7 +321,7 @@ def handle_lenient(line: bytes, st: StatsState, f: Facts, days: Days) -> None:
         _external(e, f, days)
     elif t == "custom" and e.custom_type == "ama.request" and len(e.data):
         try:
-            d = _request.decode(e.data)
+            d = decode_request.decode(e.data)
         except DECODE_ERRORS:
             return
         status = (
@@ -530,31 +349,31 @@ def scan_facts(data: bytes | Any, start: int, end: int, st: StatsState, f: Facts
     :func:`handle`: the scan's way through a file.
 
     Lines take short ways chosen by the first letter of the message's role: at the offset
-    where the previous line of the file had it (ama's layout), from :data:`_LAYOUT`, or
+    where the previous line of the file had it (ama's layout), from :data:`LAYOUT`, or
     after the first ``"role":`` of the line (another layout).  An assistant or user message
     is decoded with its strict shape directly (which proves that :data:`RELEVANT` keeps it;
     a line that is not one fails to decode and takes the index's way); a tool result is
-    skipped once :data:`_LAYOUT` proves that :data:`RELEVANT` skips it, or once it decodes
-    as a message that counts for nothing (``_NLine``: then it would count for nothing either
+    skipped once :data:`LAYOUT` proves that :data:`RELEVANT` skips it, or once it decodes
+    as a message that counts for nothing (``NLine``: then it would count for nothing either
     way).
     What :func:`_assistant_typed` and :func:`_user` do is done here with less work: the
     sums of the assistant messages are added per file (:func:`_add_pending`), the open
     turn and the endpoint are written into ``st`` when a user message closes the turn,
     before a line that :func:`handle` reads, and at the end."""
     find = data.find
-    layout = _LAYOUT.match
+    layout = LAYOUT.match
     relevant = RELEVANT.match
-    adecode = _aline.decode
-    udecode = _uline.decode
-    ndecode = _nline.decode
+    adecode = decode_assistant.decode
+    udecode = decode_user.decode
+    ndecode = decode_nothing.decode
     minutes = days.minutes.get
     turns = f.turns
-    pending: dict[tuple, list[_TAssistant]] = {}
+    pending: dict[tuple, list[TAssistant]] = {}
     mc = st.mc
     mp, mm, mch = mc if mc is not None else (None, None, "")
     replies = 0  # assistant messages since st was last written, the last one's:
     lts = lp = lmo = lch = ""
-    k = end  # offset of the role's first letter in the last line that matched _LAYOUT
+    k = end  # offset of the role's first letter in the last line that matched LAYOUT
     pos = start
     while pos < end:
         e = find(b"\n", pos, end)
@@ -660,7 +479,7 @@ def _write_replies(st: StatsState, replies: int, ts: str, p: str, mo: str, ch: s
         turn[6] += replies
 
 
-def _add_pending(pending: dict[tuple, list[_TAssistant]], f: Facts) -> None:
+def _add_pending(pending: dict[tuple, list[TAssistant]], f: Facts) -> None:
     """Add up strictly typed assistant messages grouped by ``(day, p, m, c)``: what
     :func:`_assistant_typed` adds one message at a time (sums of integers: the same)."""
     req = f.req
