@@ -231,8 +231,7 @@ def _user(ts: Any, st: StatsState, f: Facts, days: Days) -> None:
     t = st.turn
     if t is not None and t[6]:
         close_turn(st, f)
-    ms = ts_ms(ts)
-    st.turn = [days(ms) if ms else "", ms, None, "", "", "", 0]
+    st.turn = [days.of_ts(ts), ts_ms(ts), None, "", "", "", 0]
 
 
 def _external(e: SLine, f: Facts, days: Days) -> None:
@@ -448,8 +447,8 @@ def scan_facts(data: bytes | Any, start: int, end: int, st: StatsState, f: Facts
                             tr[1] += max(0, ts_ms(lts) - turn[1])
                     elif turn is not None and turn[6]:
                         close_turn(st, f)
-                    ms = ts_ms(u.timestamp)
-                    st.turn = [days(ms) if ms else "", ms, None, "", "", "", 0]
+                    ts = u.timestamp
+                    st.turn = [days.of_ts(ts), ts_ms(ts), None, "", "", "", 0]
                 pos = e + 1
                 continue
         if relevant(data, pos - 1, end):
