@@ -29,6 +29,7 @@ more and costs of 10^8 USD or more are treated as absent (they would not fit the
 from __future__ import annotations
 
 from collections import Counter
+from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
@@ -59,7 +60,7 @@ from ama.index.rows import (
     R_REQUESTS,
     R_RETRIES,
 )
-from ama.index.timeutil import Days, ts_ms
+from ama.index.timeutil import EPOCH, MS, Days, ts_ms
 from ama.session.external_usage import USAGE_RECORD, usage_row
 
 
@@ -366,6 +367,7 @@ def scan_facts(data: bytes | Any, start: int, end: int, st: StatsState, f: Facts
     udecode = decode_user.decode
     ndecode = decode_nothing.decode
     minutes = days.minutes.get
+    fromiso = datetime.fromisoformat  # (ts_ms, for the strict shapes' str timestamps)
     turns = f.turns
     pending: dict[tuple, list[TAssistant]] = {}
     mc = st.mc
@@ -433,7 +435,7 @@ def scan_facts(data: bytes | Any, start: int, end: int, st: StatsState, f: Facts
             except DECODE_ERRORS:
                 pass
             else:
-                if u.message.origin != "steer":  # close_turn and _user
+                if u.message.origin != "steer":  # close_turn and _user, with ts_ms inline
                     turn = st.turn
                     if replies:
                         st.ep = [lp, lmo, lch]
@@ -444,11 +446,26 @@ def scan_facts(data: bytes | Any, start: int, end: int, st: StatsState, f: Facts
                             if tr is None:
                                 tr = turns[tkey] = [0, 0]
                             tr[0] += 1
-                            tr[1] += max(0, ts_ms(lts) - turn[1])
+                            try:
+                                dt = fromiso(lts)
+                            except ValueError:
+                                ms = 0
+                            else:
+                                ms = ((dt if dt.tzinfo else dt.replace(tzinfo=UTC)) - EPOCH) // MS
+                            ms -= turn[1]
+                            if ms > 0:
+                                tr[1] += ms
                     elif turn is not None and turn[6]:
                         close_turn(st, f)
                     ts = u.timestamp
-                    st.turn = [days.of_ts(ts), ts_ms(ts), None, "", "", "", 0]
+                    day = minutes(ts[:16]) if len(ts) == 24 and ts[23] == "Z" else None
+                    try:
+                        dt = fromiso(ts)
+                    except ValueError:
+                        ms = 0
+                    else:
+                        ms = ((dt if dt.tzinfo else dt.replace(tzinfo=UTC)) - EPOCH) // MS
+                    st.turn = [days.of_ts(ts) if day is None else day, ms, None, "", "", "", 0]
                 pos = e + 1
                 continue
         if relevant(data, pos - 1, end):

@@ -21,8 +21,8 @@ from datetime import UTC, date, datetime, timedelta
 
 from ama.errors import InvalidArguments
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_MS = timedelta(milliseconds=1)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+MS = timedelta(milliseconds=1)
 _fromiso = datetime.fromisoformat
 
 
@@ -37,7 +37,7 @@ def ts_ms(ts: object) -> int:
         return 0
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
-    return (dt - _EPOCH) // _MS
+    return (dt - EPOCH) // MS
 
 
 def iso_of_ms(ms: int) -> str:
