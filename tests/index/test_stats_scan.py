@@ -128,6 +128,12 @@ def _odd_corpus(sessions_dir: Path, cwd: str) -> None:
         + b'{"role":"user","content":"odd time"}}\n'
     )
     s.assistant("2026-03-02T00:00:01.000Z", u=usage(5, 5))
+    for amount in (0.25, 1e300, 10**30):  # an external agent's usage, then damaged ones
+        s.custom(
+            "2026-03-02T00:00:02.000Z",
+            "ama.agent-usage",
+            {"agent": "claude", "unit": "usd", "amount": amount},
+        )
 
 
 def test_odd_and_damaged_lines_give_the_index_s_report_in_every_layout(
@@ -151,6 +157,7 @@ def test_odd_and_damaged_lines_give_the_index_s_report_in_every_layout(
     # (restyling goes through json.loads, which keeps the last of repeated keys: those lines
     # change meaning with the layout, and each layout is compared with the index on its own)
     assert all(r["requests"] > 0 and r["tools"] for r in reports)
+    assert all(r["external"]["cost"] == 0.25 for r in reports)  # the damaged records count nowhere
     out = ama("stats", "--all", "--by", "week", "--no-cache", env=UTC).stdout
     assert "2026-W09" in out
 
@@ -165,7 +172,9 @@ print(",".join(m for m in loaded if m in sys.modules))
 """
 
 
-def test_a_cold_scan_loads_neither_sqlite_nor_the_index_extraction(sessions_dir: Path, tmp_path: Path) -> None:
+def test_a_cold_scan_loads_neither_sqlite_nor_the_index_extraction(
+    sessions_dir: Path, tmp_path: Path
+) -> None:
     """What a cold ``ama stats`` loads is time before its first byte is read."""
     import subprocess
     import sys

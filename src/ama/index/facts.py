@@ -357,7 +357,7 @@ def scan_facts(data: bytes | Any, start: int, end: int, st: StatsState, f: Facts
     as a message that counts for nothing (``NLine``: then it would count for nothing either
     way).
     What :func:`_assistant_typed` and :func:`_user` do is done here with less work: the
-    sums of the assistant messages are added per file (:func:`_add_pending`), the open
+    sums of the assistant messages are kept per (day, endpoint) in locals (:func:`_add_sums`), the open
     turn and the endpoint are written into ``st`` when a user message closes the turn,
     before a line that :func:`handle` reads, and at the end."""
     find = data.find
@@ -369,7 +369,10 @@ def scan_facts(data: bytes | Any, start: int, end: int, st: StatsState, f: Facts
     minutes = days.minutes.get
     fromiso = datetime.fromisoformat  # (ts_ms, for the strict shapes' str timestamps)
     turns = f.turns
-    pending: dict[tuple, list[TAssistant]] = {}
+    # the sums of the strictly typed assistant messages of row (sday, sp, smo, sch), so far
+    sday = sp = smo = sch = ""
+    s_n = s_in = s_out = s_cr = s_cw = s_cost = s_priced = s_err = 0
+    names: list[str | None] = []  # their tool calls' names
     mc = st.mc
     mp, mm, mch = mc if mc is not None else (None, None, "")
     replies = 0  # assistant messages since st was last written, the last one's:
@@ -420,12 +423,30 @@ def scan_facts(data: bytes | Any, start: int, end: int, st: StatsState, f: Facts
                 lp = msg.provider
                 lmo = msg.model
                 lch = mch if lp == mp and lmo == mm else ""
-                key = (day, lp, lmo, lch)
-                group = pending.get(key)
-                if group is None:
-                    pending[key] = [msg]
-                else:
-                    group.append(msg)
+                if day != sday or lp != sp or lmo != smo or lch != sch:  # another row
+                    if s_n:
+                        _add_sums(f, sday, sp, smo, sch, (s_n, s_in, s_out, s_cr, s_cw, s_cost, s_priced, s_err), names)
+                        s_n = s_in = s_out = s_cr = s_cw = s_cost = s_priced = s_err = 0
+                        names = []
+                    sday, sp, smo, sch = day, lp, lmo, lch
+                s_n += 1
+                us = msg.usage
+                if us is not None:
+                    s_in += us.input
+                    s_out += us.output
+                    s_cr += us.cache_read
+                    s_cw += us.cache_write
+                    t = us.cost
+                    if t is not None:
+                        s_cost += round(t.total * COST_SCALE)
+                        s_priced += 1
+                if msg.stop_reason == "error":
+                    s_err += 1
+                content = msg.content
+                if content:
+                    for b in content:
+                        if b.type == "toolCall":
+                            names.append(b.name)
                 replies += 1
                 pos = e + 1
                 continue
@@ -478,8 +499,8 @@ def scan_facts(data: bytes | Any, start: int, end: int, st: StatsState, f: Facts
         pos = e + 1
     if replies:
         _write_replies(st, replies, lts, lp, lmo, lch)
-    if pending:
-        _add_pending(pending, f)
+    if s_n:
+        _add_sums(f, sday, sp, smo, sch, (s_n, s_in, s_out, s_cr, s_cw, s_cost, s_priced, s_err), names)
 
 
 def _write_replies(st: StatsState, replies: int, ts: str, p: str, mo: str, ch: str) -> None:
@@ -495,45 +516,18 @@ def _write_replies(st: StatsState, replies: int, ts: str, p: str, mo: str, ch: s
         turn[6] += replies
 
 
-def _add_pending(pending: dict[tuple, list[TAssistant]], f: Facts) -> None:
-    """Add up strictly typed assistant messages grouped by ``(day, p, m, c)``: what
-    :func:`_assistant_typed` adds one message at a time (sums of integers: the same)."""
-    req = f.req
+def _add_sums(f: Facts, day: str, p: str, mo: str, ch: str, sums: tuple, names: list[str | None]) -> None:
+    """Add the sums of some strictly typed assistant messages of one ``(day, endpoint)``
+    (requests, input, output, cache read, cache write, cost units, priced, errors) and
+    their tool calls: what :func:`_assistant_typed` adds one message at a time."""
+    key = (day, "conversation", p, mo, ch)
+    r = f.req.get(key)
+    if r is None:
+        r = f.req[key] = [0] * 9
+    for col, v in zip((R_REQUESTS, R_INPUT, R_OUTPUT, R_CACHE_READ, R_CACHE_WRITE, R_COST, R_PRICED, R_ERRORS), sums):
+        r[col] += v
     tools = f.tools
-    for (day, p, mo, ch), msgs in pending.items():
-        i = o = cr = cw = cost = priced = errors = 0
-        names = []
-        for m in msgs:
-            u = m.usage
-            if u is not None:
-                i += u.input
-                o += u.output
-                cr += u.cache_read
-                cw += u.cache_write
-                t = u.cost
-                if t is not None:
-                    cost += round(t.total * COST_SCALE)
-                    priced += 1
-            if m.stop_reason == "error":
-                errors += 1
-            content = m.content
-            if content:
-                for b in content:
-                    if b.type == "toolCall":
-                        names.append(b.name)
-        for name, n in Counter(names).items():
-            if name is not None:
-                tk = (day, name)
-                tools[tk] = tools.get(tk, 0) + n
-        key = (day, "conversation", p, mo, ch)
-        r = req.get(key)
-        if r is None:
-            r = req[key] = [0] * 9
-        r[R_REQUESTS] += len(msgs)
-        r[R_INPUT] += i
-        r[R_OUTPUT] += o
-        r[R_CACHE_READ] += cr
-        r[R_CACHE_WRITE] += cw
-        r[R_COST] += cost
-        r[R_PRICED] += priced
-        r[R_ERRORS] += errors
+    for name, calls in Counter(names).items():
+        if name is not None:
+            k = (day, name)
+            tools[k] = tools.get(k, 0) + calls
