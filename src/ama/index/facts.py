@@ -356,10 +356,12 @@ def scan_facts(data: bytes | Any, start: int, end: int, st: StatsState, f: Facts
     skipped once :data:`LAYOUT` proves that :data:`RELEVANT` skips it, or once it decodes
     as a message that counts for nothing (``NLine``: then it would count for nothing either
     way).
+
     What :func:`_assistant_typed` and :func:`_user` do is done here with less work: the
-    sums of the assistant messages are kept per (day, endpoint) in locals (:func:`_add_sums`), the open
-    turn and the endpoint are written into ``st`` when a user message closes the turn,
-    before a line that :func:`handle` reads, and at the end."""
+    assistant messages' sums are kept in locals while the day and endpoint stay the same
+    (:func:`_add_sums` adds them up), the open turn and the endpoint are written into
+    ``st`` when a user message closes the turn, before a line that :func:`handle` reads,
+    and at the end."""
     find = data.find
     layout = LAYOUT.match
     relevant = RELEVANT.match
