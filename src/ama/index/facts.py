@@ -6,34 +6,48 @@ latency row per ``ama.request`` record.  It keeps the little it needs across lin
 :class:`StatsState` (latest ``model_change``, latest endpoint, the open turn), which the
 index stores with the file so that an appended file continues where it stopped.
 
-Lines that cannot matter are skipped without parsing: :data:`RELEVANT` matches the start
-of every line that is *not* positively known to be irrelevant from its first bytes
-(``{"type":"label"``, a ``toolResult`` message, a ``custom`` entry of another
-``customType``...).  The pattern accepts any JSON whitespace between tokens (ama writes
-compact lines, Python's ``json`` writes ``", "`` and ``": "``) and any number of top-level
-pairs with plain scalar values (no escapes, no nesting) before ``type`` and between it and
-the key that decides (``message`` with its ``role`` first, or ``customType``): such pairs
-keep the match at the top level of the object, so a skipped line is irrelevant whatever
-else it holds.  A line in any other shape (another key order, an escape in an id) is
-simply parsed.  The scan uses the pattern to find lines in a whole file, the index to test
-each line: both hand the same lines to :func:`handle`.
+Which lines count: every line that :data:`RELEVANT` (``fact_shapes.py``: a pattern over
+a line's first bytes) does not skip, as :func:`handle_lenient` reads it with the lenient
+shape.  That is the definition; the rest are faster ways to the same answer:
 
-:func:`handle` decodes an assistant or user message line with a strictly typed shape when
-its first ``"role"`` says so (compact or with Python's one space, in any key order): a strict
-decode that succeeds gives exactly what the lenient shape gives, and one that fails (or a
-line in another shape) falls to the lenient shape.
+* :func:`handle` (the index, per line) tries a strict shape first when the line's first
+  ``"role"`` says assistant, user or toolResult: a strict shape accepts only what the
+  lenient one accepts and gives the same values.
+* :func:`scan_facts` (a cold scan, per file) routes each line by the first letter of its
+  role (at the offset the file's previous line had it, from :data:`LAYOUT`, or after the
+  first ``"role":``), skips tool results it can prove irrelevant, decodes assistant and
+  user messages with their strict shapes and adds the assistant messages up per file.
+
+tests/index/test_facts_fast.py checks both against the definition on random lines.
 
 Cost is summed in integer units of 1e-10 USD so that sums do not depend on the order of
-additions (the index adds per appended chunk, a scan per file).
+additions (the index adds per appended chunk, a scan per file).  Token counts of 10^18 or
+more and costs of 10^8 USD or more are treated as absent (they would not fit the index's
+64-bit integers).
 """
 
 from __future__ import annotations
 
-import re
+from collections import Counter
+from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
 
+from ama.index.fact_shapes import (
+    COST_LIMIT,
+    DECODE_ERRORS,
+    INT_LIMIT,
+    LAYOUT,
+    RELEVANT,
+    SLine,
+    TAssistant,
+    decode_assistant,
+    decode_lenient,
+    decode_nothing,
+    decode_request,
+    decode_user,
+)
 from ama.index.rows import (
     COST_SCALE,
     R_CACHE_READ,
@@ -46,137 +60,8 @@ from ama.index.rows import (
     R_REQUESTS,
     R_RETRIES,
 )
-from ama.index.timeutil import Days, ts_ms
+from ama.index.timeutil import EPOCH, MS, Days, ts_ms
 from ama.session.external_usage import USAGE_RECORD, usage_row
-from ama.session.reader import DECODE_ERRORS
-
-_W = rb"[ \t\r]*+"  # JSON whitespace within a line
-_SCALAR = rb'(?:null|true|false|"[^"\\\n]*+"|-?[0-9][0-9.eE+-]*+)'
-
-
-def _pairs(but: bytes) -> bytes:
-    """Top-level ``"key": scalar,`` pairs (keys other than ``but``): matching only these
-    keeps the match at depth 1; possessive, so that nothing is tried twice."""
-    return rb'(?:' + _W + rb'"(?!' + but + rb'")[A-Za-z_]+"' + _W + rb":" + _W + _SCALAR + _W + rb",)*+"
-
-
-def _key(name: bytes) -> bytes:
-    return _W + b'"' + name + b'"' + _W + b":" + _W
-
-
-#: matches the newline before every line that may matter for stats
-RELEVANT = re.compile(
-    rb"\n(?!\{" + _pairs(b"type") + _key(b"type") + rb'"(?:'
-    rb'message"' + _W + rb"," + _pairs(b"message") + _key(b"message") + rb"\{" + _key(b"role")
-    + rb'"(?:toolResult|bashExecution|system|custom)"'
-    rb'|(?:label|session_info|thinking_level_change|custom_message|leaf)"'
-    rb'|custom"' + _W + rb"," + _pairs(b"customType") + _key(b"customType") + rb'"(?!ama\.request"|ama\.agent-usage")[^"\\\n]*"'
-    rb"))"
-)
-
-
-class _Cost(msgspec.Struct):
-    total: Any = 0
-
-
-class _Usage(msgspec.Struct, rename="camel"):
-    input: Any = 0
-    output: Any = 0
-    cache_read: Any = 0
-    cache_write: Any = 0
-    cost: _Cost | None = None
-
-
-class _Block(msgspec.Struct):
-    type: Any = None
-    name: Any = None
-
-
-class _Msg(msgspec.Struct, rename="camel"):
-    role: Any = None
-    provider: Any = ""
-    model: Any = ""
-    usage: _Usage | None = None
-    stop_reason: Any = None
-    origin: Any = None
-    content: list[_Block] | str | None = None
-
-
-class _Request(msgspec.Struct, rename="camel"):
-    purpose: Any = ""
-    provider: Any = ""
-    model: Any = ""
-    channel: Any = None
-    first_byte_ms: Any = None
-    duration_ms: Any = None
-    http_status: Any = None
-    attempt: Any = None
-
-
-class _SLine(msgspec.Struct, rename="camel"):
-    type: Any = None
-    timestamp: Any = None
-    message: _Msg | None = None
-    kind: Any = None
-    provider: Any = ""
-    model: Any = ""
-    model_id: Any = ""
-    channel: Any = None
-    usage: _Usage | None = None
-    reason: Any = None
-    custom_type: Any = None
-    data: msgspec.Raw = msgspec.Raw()  # empty when absent
-
-
-class _TCost(msgspec.Struct):
-    total: float = 0.0
-
-
-class _TUsage(msgspec.Struct, rename="camel"):
-    input: int = 0
-    output: int = 0
-    cache_read: int = 0
-    cache_write: int = 0
-    cost: _TCost | None = None
-
-
-class _TBlock(msgspec.Struct):
-    type: str | None = None
-    name: str | None = None
-
-
-class _TAssistant(msgspec.Struct, tag_field="role", tag="assistant", rename="camel"):
-    provider: str = ""
-    model: str = ""
-    usage: _TUsage | None = None
-    stop_reason: str | None = None
-    content: list[_TBlock] | None = None
-
-
-class _ALine(msgspec.Struct):
-    """The strictly typed shape of an assistant message line: when it decodes, it gives
-    exactly what the lenient shape would (the fast path of :func:`handle`)."""
-
-    type: str
-    timestamp: str
-    message: _TAssistant
-
-
-class _TUser(msgspec.Struct, tag_field="role", tag="user"):
-    origin: str | None = None
-
-
-class _ULine(msgspec.Struct):
-    type: str
-    timestamp: str
-    message: _TUser
-
-
-_sline = msgspec.json.Decoder(_SLine)
-_aline = msgspec.json.Decoder(_ALine)
-_uline = msgspec.json.Decoder(_ULine)
-_request = msgspec.json.Decoder(_Request)
-_ROLE = b'"role":'  # the first one of a line (in ama's and Python's layout: the message's own)
 
 
 class StatsState(msgspec.Struct):
@@ -200,11 +85,14 @@ class Facts:
         return bool(self.req or self.turns or self.tools or self.latency or self.external)
 
 
+_ROLE = b'"role":'  # the first one of a line (in ama's and Python's layout: the message's own)
+
+
 def _int(x: Any) -> int:
     if isinstance(x, bool):
         return 0
     if isinstance(x, int):
-        return x
+        return x if -INT_LIMIT < x < INT_LIMIT else 0
     if isinstance(x, float) and x == x and abs(x) < 1e18:
         return int(x)
     return 0
@@ -213,7 +101,10 @@ def _int(x: Any) -> int:
 def _num(x: Any) -> float | None:
     if isinstance(x, bool) or not isinstance(x, int | float) or x != x:
         return None
-    return float(x)
+    try:
+        return float(x)
+    except OverflowError:  # an integer of more than 308 digits
+        return None
 
 
 def _s(x: Any) -> str:
@@ -237,7 +128,7 @@ def _add_usage(r: list[int], u: Any) -> None:
     r[R_CACHE_WRITE] += _int(u.cache_write)
     if u.cost is not None:
         total = _num(u.cost.total)
-        if total is not None:
+        if total is not None and -COST_LIMIT < total < COST_LIMIT:
             r[R_COST] += round(total * COST_SCALE)
             r[R_PRICED] += 1
 
@@ -289,12 +180,13 @@ def _assistant(ts: Any, m: Any, st: StatsState, f: Facts, days: Days) -> None:
         turn[6] += 1
 
 
-def _assistant_typed(ts: str, m: _TAssistant, st: StatsState, f: Facts, days: Days) -> None:
+def _assistant_typed(ts: str, m: TAssistant, st: StatsState, f: Facts, days: Days) -> None:
     """:func:`_assistant` for a strictly typed line (same result, less work)."""
     day = days.minutes.get(ts[:16]) if len(ts) == 24 and ts[23] == "Z" else None
     if day is None:
         day = days.of_ts(ts)
-    p, mo = m.provider, m.model
+    p = m.provider
+    mo = m.model
     mc = st.mc
     c = mc[2] if mc is not None and mc[0] == p and mc[1] == mo else ""
     key = (day, "conversation", p, mo, c)
@@ -314,17 +206,19 @@ def _assistant_typed(ts: str, m: _TAssistant, st: StatsState, f: Facts, days: Da
             r[5] += round(cost.total * COST_SCALE)  # R_COST
             r[6] += 1  # R_PRICED
     if m.stop_reason == "error":
-        r[R_ERRORS] += 1
+        r[7] += 1  # R_ERRORS
     ep = st.ep
     if ep is None or ep[0] != p or ep[1] != mo or ep[2] != c:
         st.ep = [p, mo, c]
     content = m.content
     if content:
-        tools = f.tools
         for b in content:
-            if b.type == "toolCall" and b.name is not None:
-                k = (day, b.name)
-                tools[k] = tools.get(k, 0) + 1
+            if b.type == "toolCall":
+                name = b.name
+                if name is not None:
+                    k = (day, name)
+                    tools = f.tools
+                    tools[k] = tools.get(k, 0) + 1
     turn = st.turn
     if turn is not None:
         turn[2] = ts
@@ -335,12 +229,13 @@ def _assistant_typed(ts: str, m: _TAssistant, st: StatsState, f: Facts, days: Da
 
 
 def _user(ts: Any, st: StatsState, f: Facts, days: Days) -> None:
-    close_turn(st, f)
-    ms = ts_ms(ts)
-    st.turn = [days(ms) if ms else "", ms, None, "", "", "", 0]
+    t = st.turn
+    if t is not None and t[6]:
+        close_turn(st, f)
+    st.turn = [days.of_ts(ts), ts_ms(ts), None, "", "", "", 0]
 
 
-def _external(e: _SLine, f: Facts, days: Days) -> None:
+def _external(e: SLine, f: Facts, days: Days) -> None:
     try:
         data = msgspec.json.decode(e.data)
     except DECODE_ERRORS:
@@ -359,6 +254,7 @@ def _external(e: _SLine, f: Facts, days: Days) -> None:
 
 
 def handle(line: bytes, st: StatsState, f: Facts, days: Days) -> None:
+    """Add what one line says (a line that :data:`RELEVANT` keeps) to ``f`` and ``st``."""
     i = line.find(_ROLE)
     if i > 0 and line[i + 7 : i + 8] == b" ":  # Python's json: '"role": "user"'
         i += 1
@@ -366,25 +262,36 @@ def handle(line: bytes, st: StatsState, f: Facts, days: Days) -> None:
         pass
     elif line.startswith(b'"assistant"', i + 7):
         try:
-            a = _aline.decode(line)
+            a = decode_assistant.decode(line)
         except DECODE_ERRORS:
             pass
         else:
-            if a.type == "message":
-                _assistant_typed(a.timestamp, a.message, st, f, days)
-                return
+            _assistant_typed(a.timestamp, a.message, st, f, days)
+            return
     elif line.startswith(b'"user"', i + 7):
         try:
-            u = _uline.decode(line)
+            u = decode_user.decode(line)
         except DECODE_ERRORS:
             pass
         else:
-            if u.type == "message":
-                if u.message.origin != "steer":
-                    _user(u.timestamp, st, f, days)
-                return
+            if u.message.origin != "steer":
+                _user(u.timestamp, st, f, days)
+            return
+    elif line.startswith(b'"toolResult"', i + 7):
+        try:
+            decode_nothing.decode(line)
+        except DECODE_ERRORS:
+            pass
+        else:
+            return
+    handle_lenient(line, st, f, days)
+
+
+def handle_lenient(line: bytes, st: StatsState, f: Facts, days: Days) -> None:
+    """:func:`handle` with the lenient shape only: the definition that every faster way
+    must match."""
     try:
-        e = _sline.decode(line)
+        e = decode_lenient.decode(line)
     except DECODE_ERRORS:
         return
     t = e.type
@@ -414,7 +321,7 @@ def handle(line: bytes, st: StatsState, f: Facts, days: Days) -> None:
         _external(e, f, days)
     elif t == "custom" and e.custom_type == "ama.request" and len(e.data):
         try:
-            d = _request.decode(e.data)
+            d = decode_request.decode(e.data)
         except DECODE_ERRORS:
             return
         status = (
@@ -437,10 +344,192 @@ def handle(line: bytes, st: StatsState, f: Facts, days: Days) -> None:
 
 
 def scan_facts(data: bytes | Any, start: int, end: int, st: StatsState, f: Facts, days: Days) -> None:
-    """Handle every relevant line whose start is in ``(start, end]`` (``data[start - 1]`` is
-    the newline ending the previous line): the scan's way through a file."""
+    """Handle every line whose start is in ``[start, end)`` (``data[start - 1]`` is the
+    newline ending the previous line) as the index does, :data:`RELEVANT` then
+    :func:`handle`: the scan's way through a file.
+
+    Lines take short ways chosen by the first letter of the message's role: at the offset
+    where the previous line of the file had it (ama's layout), from :data:`LAYOUT`, or
+    after the first ``"role":`` of the line (another layout).  An assistant or user message
+    is decoded with its strict shape directly (which proves that :data:`RELEVANT` keeps it;
+    a line that is not one fails to decode and takes the index's way); a tool result is
+    skipped once :data:`LAYOUT` proves that :data:`RELEVANT` skips it, or once it decodes
+    as a message that counts for nothing (``NLine``: then it would count for nothing either
+    way).
+
+    What :func:`_assistant_typed` and :func:`_user` do is done here with less work: the
+    assistant messages' sums are kept in locals while the day and endpoint stay the same
+    (:func:`_add_sums` adds them up), the open turn and the endpoint are written into
+    ``st`` when a user message closes the turn, before a line that :func:`handle` reads,
+    and at the end."""
     find = data.find
-    for m in RELEVANT.finditer(data, start - 1, end):
-        s = m.start() + 1
-        e = find(b"\n", s, end)
-        handle(data[s : end if e < 0 else e], st, f, days)
+    layout = LAYOUT.match
+    relevant = RELEVANT.match
+    adecode = decode_assistant.decode
+    udecode = decode_user.decode
+    ndecode = decode_nothing.decode
+    minutes = days.minutes.get
+    fromiso = datetime.fromisoformat  # (ts_ms, for the strict shapes' str timestamps)
+    turns = f.turns
+    # the sums of the strictly typed assistant messages of row (sday, sp, smo, sch), so far
+    sday = sp = smo = sch = ""
+    s_n = s_in = s_out = s_cr = s_cw = s_cost = s_priced = s_err = 0
+    names: list[str | None] = []  # their tool calls' names
+    mc = st.mc
+    mp, mm, mch = mc if mc is not None else (None, None, "")
+    replies = 0  # assistant messages since st was last written, the last one's:
+    lts = lp = lmo = lch = ""
+    k = end  # offset of the role's first letter in the last line that matched LAYOUT
+    pos = start
+    while pos < end:
+        e = find(b"\n", pos, end)
+        if e < 0:
+            e = end
+        r = pos + k
+        c = data[r] if r < e else 0  # 97: a, 116: t, 117: u
+        if c != 97 and c != 117:
+            m = layout(data, pos, e)
+            if m is not None:
+                w = m.lastindex or 0  # (one of the three groups matched)
+                if w == 3:  # a message that counts for nothing
+                    if c != 116:
+                        k = m.start(3) - pos
+                    pos = e + 1
+                    continue
+                k = m.start(w) - pos
+                c = 97 if w == 1 else 117
+            else:  # another layout: the first letter of the first role, if any
+                i = find(b'"role":', pos, e) + 7  # (6 when there is none)
+                if 6 < i < e and data[i] == 32:  # Python's '"role": "user"'
+                    i += 1
+                c = data[i + 1] if i > 6 and i + 1 < e else 0
+                if c == 116:  # a tool result, if it decodes as a message that counts for nothing
+                    try:
+                        ndecode(data[pos:e])
+                    except DECODE_ERRORS:
+                        pass
+                    else:
+                        pos = e + 1
+                        continue
+        if c == 97:
+            try:
+                a = adecode(data[pos:e])
+            except DECODE_ERRORS:
+                pass
+            else:
+                lts = a.timestamp
+                msg = a.message
+                day = minutes(lts[:16]) if len(lts) == 24 and lts[23] == "Z" else None
+                if day is None:
+                    day = days.of_ts(lts)
+                lp = msg.provider
+                lmo = msg.model
+                lch = mch if lp == mp and lmo == mm else ""
+                if day != sday or lp != sp or lmo != smo or lch != sch:  # another row
+                    if s_n:
+                        _add_sums(f, sday, sp, smo, sch, (s_n, s_in, s_out, s_cr, s_cw, s_cost, s_priced, s_err), names)
+                        s_n = s_in = s_out = s_cr = s_cw = s_cost = s_priced = s_err = 0
+                        names = []
+                    sday, sp, smo, sch = day, lp, lmo, lch
+                s_n += 1
+                us = msg.usage
+                if us is not None:
+                    s_in += us.input
+                    s_out += us.output
+                    s_cr += us.cache_read
+                    s_cw += us.cache_write
+                    t = us.cost
+                    if t is not None:
+                        s_cost += round(t.total * COST_SCALE)
+                        s_priced += 1
+                if msg.stop_reason == "error":
+                    s_err += 1
+                content = msg.content
+                if content:
+                    for b in content:
+                        if b.type == "toolCall":
+                            names.append(b.name)
+                replies += 1
+                pos = e + 1
+                continue
+        elif c == 117:
+            try:
+                u = udecode(data[pos:e])
+            except DECODE_ERRORS:
+                pass
+            else:
+                if u.message.origin != "steer":  # close_turn and _user, with ts_ms inline
+                    turn = st.turn
+                    if replies:
+                        st.ep = [lp, lmo, lch]
+                        replies = 0
+                        if turn is not None:
+                            tkey = (turn[0], lp, lmo, lch)
+                            tr = turns.get(tkey)
+                            if tr is None:
+                                tr = turns[tkey] = [0, 0]
+                            tr[0] += 1
+                            try:
+                                dt = fromiso(lts)
+                            except ValueError:
+                                ms = 0
+                            else:
+                                ms = ((dt if dt.tzinfo else dt.replace(tzinfo=UTC)) - EPOCH) // MS
+                            ms -= turn[1]
+                            if ms > 0:
+                                tr[1] += ms
+                    elif turn is not None and turn[6]:
+                        close_turn(st, f)
+                    ts = u.timestamp
+                    day = minutes(ts[:16]) if len(ts) == 24 and ts[23] == "Z" else None
+                    try:
+                        dt = fromiso(ts)
+                    except ValueError:
+                        ms = 0
+                    else:
+                        ms = ((dt if dt.tzinfo else dt.replace(tzinfo=UTC)) - EPOCH) // MS
+                    st.turn = [days.of_ts(ts) if day is None else day, ms, None, "", "", "", 0]
+                pos = e + 1
+                continue
+        if relevant(data, pos - 1, end):
+            if replies:
+                _write_replies(st, replies, lts, lp, lmo, lch)
+                replies = 0
+            handle(data[pos:e], st, f, days)
+            mc = st.mc
+            mp, mm, mch = mc if mc is not None else (None, None, "")
+        pos = e + 1
+    if replies:
+        _write_replies(st, replies, lts, lp, lmo, lch)
+    if s_n:
+        _add_sums(f, sday, sp, smo, sch, (s_n, s_in, s_out, s_cr, s_cw, s_cost, s_priced, s_err), names)
+
+
+def _write_replies(st: StatsState, replies: int, ts: str, p: str, mo: str, ch: str) -> None:
+    """What :func:`_assistant_typed` leaves in ``st`` after ``replies`` messages, the last
+    one of ``ts`` and endpoint ``p, mo, ch``."""
+    st.ep = [p, mo, ch]
+    turn = st.turn
+    if turn is not None:
+        turn[2] = ts
+        turn[3] = p
+        turn[4] = mo
+        turn[5] = ch
+        turn[6] += replies
+
+
+def _add_sums(f: Facts, day: str, p: str, mo: str, ch: str, sums: tuple, names: list[str | None]) -> None:
+    """Add the sums of some strictly typed assistant messages of one ``(day, endpoint)``
+    (requests, input, output, cache read, cache write, cost units, priced, errors) and
+    their tool calls: what :func:`_assistant_typed` adds one message at a time."""
+    key = (day, "conversation", p, mo, ch)
+    r = f.req.get(key)
+    if r is None:
+        r = f.req[key] = [0] * 9
+    for col, v in zip((R_REQUESTS, R_INPUT, R_OUTPUT, R_CACHE_READ, R_CACHE_WRITE, R_COST, R_PRICED, R_ERRORS), sums):
+        r[col] += v
+    tools = f.tools
+    for name, calls in Counter(names).items():
+        if name is not None:
+            k = (day, name)
+            tools[k] = tools.get(k, 0) + calls

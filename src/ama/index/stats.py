@@ -9,9 +9,8 @@ Definitions are in docs/stats.md.
 from __future__ import annotations
 
 import os
-import sqlite3
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ama.index.rows import (
     COST_SCALE,
@@ -26,6 +25,9 @@ from ama.index.rows import (
     R_RETRIES,
 )
 from ama.index.timeutil import month_of, week_of
+
+if TYPE_CHECKING:  # (a cold scan does not load sqlite3)
+    import sqlite3
 
 GROUPS = ("day", "week", "month", "provider", "channel", "model", "project", "agent")
 _TIME_GROUPS = ("day", "week", "month")
@@ -114,55 +116,9 @@ def _in_range(q: StatsQuery, day: str) -> bool:
     return (q.since is None or day >= q.since) and (q.until is None or day <= q.until)
 
 
-def _scan_files(paths: list[str], q: StatsQuery) -> tuple:
-    """The facts of some files, as plain data (it may come back from a forked child)."""
-    from ama.index.extract import FileState, start
-    from ama.index.facts import Facts, open_turn, scan_facts
-    from ama.index.timeutil import Days
-
-    days = Days()
-    req: list[tuple] = []
-    turns: list[tuple] = []
-    latency: list[tuple] = []
-    external: list[tuple] = []
-    tools: dict[str, int] = {}
-    agents: dict[str, str] = {}
-    scanned = invalid = 0
-    for path in paths:
-        try:
-            with open(path, "rb") as f:
-                data = f.read()
-        except OSError:
-            continue
-        scanned += 1
-        state, pos = start(data)
-        if not isinstance(state, FileState):
-            if state is None:
-                invalid += 1
-            continue
-        cwd = state.cwd
-        if q.project is not None and cwd != q.project:
-            continue
-        if q.by == "agent":
-            agents[path] = agent_label(data[:65536])
-        fx = Facts()
-        scan_facts(data, pos, len(data), state.stats, fx, days)
-        req.extend((path, cwd, *k, *v) for k, v in fx.req.items())
-        turns.extend((path, cwd, *k, *v) for k, v in fx.turns.items())
-        turn = open_turn(state.stats)
-        if turn is not None:
-            turns.append((path, cwd, *turn[:4], 1, turn[4]))
-        latency.extend((path, cwd, *r) for r in fx.latency)
-        external.extend((path, cwd, *k, *v) for k, v in fx.external.items())
-        for (day, name), calls in fx.tools.items():
-            if _in_range(q, day):
-                tools[name] = tools.get(name, 0) + calls
-    return req, turns, latency, tools, scanned, invalid, external, agents
-
-
 def scan(root: str, q: StatsQuery) -> Gathered:
     """Facts by reading every session file (``--no-cache`` or no usable index), on as many
-    cores as the amount of data makes worth it."""
+    cores as the amount of data makes worth it (``index/stats_scan.py``)."""
     from ama.index import fanout
     from ama.session.layout import iter_session_files
 
@@ -173,10 +129,15 @@ def scan(root: str, q: StatsQuery) -> Gathered:
             sizes.append(os.stat(p).st_size)
         except OSError:
             sizes.append(0)
-    groups = fanout.split(paths, sizes, fanout.workers_for(sum(sizes)))
     g = Gathered()
+    if not paths:
+        return g
+    from ama.index import msgspec_light  # noqa: F401  (first: see its docstring)
+    from ama.index.stats_scan import scan_files  # (before the fork: the children inherit it)
+
+    groups = fanout.split(paths, sizes, fanout.workers_for(sum(sizes)))
     for req, turns, latency, tools, scanned, invalid, external, agents in fanout.run(
-        lambda idx: _scan_files([paths[i] for i in idx], q), groups
+        lambda idx: scan_files([paths[i] for i in idx], [sizes[i] for i in idx], q), groups
     ):
         g.req += req
         g.turns += turns
@@ -463,6 +424,7 @@ def cached_report(db: sqlite3.Connection, root_id: int, q: StatsQuery) -> tuple[
     """The report and the number of invalid files, from the index, through the query cache
     (``qcache``): a report is reused while the index has not changed."""
     import json
+    import sqlite3
 
     from ama.index import qcache
 

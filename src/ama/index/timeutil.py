@@ -1,12 +1,12 @@
 """Timestamps and local calendar days, fast and the same everywhere in the index.
 
-* :func:`ts_ms` turns an entry's ISO timestamp into epoch milliseconds.  The common form
-  ``2026-11-30T17:57:54.123Z`` is parsed with integer slices (no ``datetime``); anything
-  else goes through ``datetime.fromisoformat``.
+* :func:`ts_ms` turns an entry's ISO timestamp into epoch milliseconds
+  (``datetime.fromisoformat``, in C).
 * :class:`Days` maps epoch milliseconds to the **local** date ``YYYY-MM-DD``.  Every time
   zone offset in use is a multiple of 15 minutes, so the date is cached per 15-minute
-  block of UTC.  :func:`tz_key` names the local zone: the index throws away its day buckets
-  when it changes.
+  block of UTC; the date of a timestamp in ama's form is cached per minute.
+  :func:`tz_key` names the local zone: the index throws away its day buckets when it
+  changes.
 * :func:`parse_day` reads ``--since`` / ``--until`` values: ``today``, ``yesterday``,
   ``Nd`` / ``Nw`` (the first day of the last N days / weeks, today included), or a local
   date ``YYYY-MM-DD``.
@@ -21,53 +21,23 @@ from datetime import UTC, date, datetime, timedelta
 
 from ama.errors import InvalidArguments
 
-_EPOCH_ORD = date(1970, 1, 1).toordinal()
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+MS = timedelta(milliseconds=1)
+_fromiso = datetime.fromisoformat
 
 
-def _slow_ms(ts: str) -> int:
+def ts_ms(ts: object) -> int:
+    """Epoch milliseconds of an ISO 8601 timestamp (UTC when it names no zone); 0 when it
+    is not one (also for an hour, minute or second out of range)."""
+    if not isinstance(ts, str) or not ts:
+        return 0
     try:
-        dt = datetime.fromisoformat(ts[:-1] + "+00:00" if ts.endswith("Z") else ts)
+        dt = _fromiso(ts)  # (C; accepts the "Z" of ama's timestamps since Python 3.11)
     except ValueError:
         return 0
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
-    delta = dt - datetime(1970, 1, 1, tzinfo=UTC)
-    return delta.days * 86_400_000 + delta.seconds * 1000 + delta.microseconds // 1000
-
-
-_minute_ms: dict[str, int] = {}
-
-
-def ts_ms(ts: object) -> int:
-    """Epoch milliseconds of an ISO 8601 timestamp; 0 when it is not one."""
-    if not isinstance(ts, str):
-        return 0
-    n = len(ts)
-    if (n == 24 or n == 20) and ts[-1] == "Z" and (n == 20 or ts[19] == "."):
-        base = _minute_ms.get(ts[:16])
-        try:
-            if base is None:
-                if (
-                    ts[10] != "T"
-                    or ts[13] != ":"
-                    or ts[16] != ":"
-                    or not ts[11:16].replace(":", "").isdigit()
-                ):
-                    return _slow_ms(ts)
-                days = date.fromisoformat(ts[:10]).toordinal() - _EPOCH_ORD
-                base = days * 86_400_000 + int(ts[11:13]) * 3_600_000 + int(ts[14:16]) * 60_000
-                _minute_ms[ts[:16]] = base
-            if ts[16] != ":":
-                return _slow_ms(ts)
-            sec = ts[17:19]
-            if n == 20:
-                return base + int(sec) * 1000 if sec.isdigit() else _slow_ms(ts)
-            frac = ts[20:23]
-            if sec.isdigit() and frac.isdigit():
-                return base + int(sec) * 1000 + int(frac)
-        except ValueError:
-            pass
-    return _slow_ms(ts) if ts else 0
+    return (dt - EPOCH) // MS
 
 
 def iso_of_ms(ms: int) -> str:
@@ -93,14 +63,16 @@ class Days:
         self.minutes: dict[str, str] = {}  # "YYYY-MM-DDTHH:MM" (UTC) -> local date
 
     def of_ts(self, ts: object) -> str:
-        """The local date of an ISO timestamp ('' when it is not one); cached per minute."""
+        """The local date of an ISO timestamp ('' when it is not one).  A timestamp of
+        ama's form (24 characters, ``Z``) counts for the date of its minute, whatever its
+        seconds say: the date depends on ``ts[:16]`` alone, so caching it per minute cannot
+        make it depend on which timestamps came first."""
         if isinstance(ts, str) and len(ts) == 24 and ts[-1] == "Z":
-            d = self.minutes.get(ts[:16])
+            minute = ts[:16]
+            d = self.minutes.get(minute)
             if d is None:
-                ms = ts_ms(ts)
-                d = self(ms) if ms else ""
-                if ms:
-                    self.minutes[ts[:16]] = d
+                ms = ts_ms(minute + ":00.000Z")
+                d = self.minutes[minute] = self(ms) if ms else ""
             return d
         ms = ts_ms(ts)
         return self(ms) if ms else ""
@@ -109,7 +81,13 @@ class Days:
         block = ms // 900_000
         d = self._cache.get(block)
         if d is None:
-            d = time.strftime("%Y-%m-%d", time.localtime(block * 900))
+            try:
+                tm = time.localtime(block * 900)
+            except (OverflowError, OSError, ValueError):
+                tm = None
+            # zero-padded (strftime's %Y is not, below year 1000); '' beyond what a date holds
+            ok = tm is not None and 1 <= tm.tm_year <= 9999
+            d = f"{tm.tm_year:04d}-{tm.tm_mon:02d}-{tm.tm_mday:02d}" if tm is not None and ok else ""
             self._cache[block] = d
         return d
 

@@ -19,8 +19,12 @@ COST_SCALE = 10**10
 COLUMNS = ("turns", "costUnits", "input", "output", "cacheRead", "cacheWrite", "requests")
 
 
+#: amounts at or beyond these are damaged records (they would not fit 64-bit sums)
+_LIMITS = {"usd": 10**8, "tokens": 10**18, "requests": 10**18}
+
+
 def _count(v: Any) -> int:
-    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else 0
+    return v if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 10**18 else 0
 
 
 def usage_row(data: Any) -> tuple[str, list[int]] | None:
@@ -31,7 +35,7 @@ def usage_row(data: Any) -> tuple[str, list[int]] | None:
     unit, amount = data.get("unit"), data.get("amount")
     if unit not in ("usd", "tokens", "requests") or isinstance(amount, bool) or not isinstance(amount, int | float):
         return None
-    if amount < 0:
+    if not 0 <= amount < _LIMITS[unit]:
         return None
     row = [1, 0, 0, 0, 0, 0, 0]
     tokens = data.get("tokens")
