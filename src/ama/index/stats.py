@@ -424,7 +424,6 @@ def cached_report(db: sqlite3.Connection, root_id: int, q: StatsQuery) -> tuple[
     """The report and the number of invalid files, from the index, through the query cache
     (``qcache``): a report is reused while the index has not changed."""
     import json
-    import sqlite3
 
     from ama.index import qcache
 
