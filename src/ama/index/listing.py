@@ -21,6 +21,7 @@ from ama.index.db import IndexUnavailable
 from ama.index.indexer import RefreshInfo, refresh
 from ama.session.catalog import Page, PageRow, apply_lineage, archived_flags, select_page
 from ama.session.layout import name_id
+from ama.session.shortid import common_prefix
 from ama.session.summary_data import SessionSummary
 
 #: the columns of ``catalog`` after ``file_id`` and ``root_id``, as :func:`catalog_values` gives them
@@ -392,17 +393,9 @@ def _short(
         ).fetchone()[0]
         near = [x for x in (lo, hi) if x]
         near += [x for x in extra if x and x != k]  # few: compare with each
-        n = max([_common(k, x) for x in near], default=0)
+        n = max([common_prefix(k, x) for x in near], default=0)
         out[i] = i[: max(min_len, n + 1)]
     return out
-
-
-def _common(a: str, b: str) -> int:
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
 
 
 # --- every summary (an index from before the catalog table) --------------------------------

@@ -18,7 +18,8 @@ from ama.session.layout import iter_session_files, name_id
 MIN_SHOWN = 8
 
 
-def _common(a: str, b: str) -> int:
+def common_prefix(a: str, b: str) -> int:
+    """The length of the common prefix of ``a`` and ``b``."""
     n = min(len(a), len(b))
     i = 0
     while i < n and a[i] == b[i]:
@@ -36,8 +37,8 @@ def abbreviate(ids: Iterable[str], *, among: Iterable[str] = (), min_len: int = 
     for i in wanted:  # only the wanted ids' neighbours in sorted order (a page among 10,000)
         k = i.lower()
         n = bisect_left(known, k)
-        left = _common(k, known[n - 1]) if n else 0
-        right = _common(k, known[n + 1]) if n + 1 < len(known) else 0
+        left = common_prefix(k, known[n - 1]) if n else 0
+        right = common_prefix(k, known[n + 1]) if n + 1 < len(known) else 0
         out[i] = i[: max(min_len, max(left, right) + 1)]
     return out
 
