@@ -52,6 +52,28 @@ def test_read_commands_do_not_import_the_agent_stack(argv: list[str], sessions_d
     assert p.stdout.strip() == "", f"{argv} imported {p.stdout.strip()}"
 
 
+LIGHT = ("dataclasses", "msgspec", "ama.session.reader", "ama.index.extract", "ama.index.update")
+LIGHT_PROBE = PROBE.split("# doctor")[0] + f"print(','.join(m for m in {LIGHT!r} if m in sys.modules))\n"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["stats", "--all"], ["sessions", "list", "--all"], ["sessions", "search", "parser", "--all"]],
+)
+def test_a_current_index_answers_without_the_decoders(argv: list[str], sessions_dir: Path) -> None:
+    """With the index current, these commands read SQLite only: no session reader, no
+    msgspec, no ``dataclasses`` (each costs milliseconds of the ~20 above the interpreter)."""
+    from tests.index.helpers import Builder
+
+    s = Builder(sessions_dir, "/p")
+    s.user("fix the parser", "2026-03-01T10:00:01.000Z")
+    s.assistant("2026-03-01T10:00:02.000Z", "done")
+    ama(*argv)  # builds the index
+    p = subprocess.run([sys.executable, "-c", LIGHT_PROBE, *argv], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "", f"{argv} imported {p.stdout.strip()}"
+
+
 def test_help_of_every_command() -> None:
     for argv in (
         ["stats"],

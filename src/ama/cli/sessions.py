@@ -4,7 +4,6 @@ restore, prune."""
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import sys
 from typing import Any
@@ -135,6 +134,8 @@ def sessions_show(args: argparse.Namespace) -> int:
     meta.task_status = settled_status(meta.task_status, path)
     users = ov.users
     counts = ov.counts
+    import dataclasses  # (here: `sessions list` and `search` need not load it)
+
     lineage = lineage_of(root, dataclasses.replace(data, entries=ov.customs))  # reads the archive marks
     leaves = ov.branches
     h = data.header
