@@ -150,7 +150,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv and argv[0] in COMMANDS:
         name = argv[0]
         module = importlib.import_module(COMMANDS[name][0])
-        parser = module.build_parser(f"ama {name}")
+        verbs = getattr(module, "VERBS", None)
+        if verbs is not None and len(argv) > 1 and argv[1] in verbs:
+            parser = module.build_parser(f"ama {name}", only=argv[1])  # the verb about to run only
+        else:
+            parser = module.build_parser(f"ama {name}")
         args = parser.parse_args(argv[1:])
         if not hasattr(args, "func"):
             parser.print_help()

@@ -8,7 +8,15 @@ import os
 import sys
 from typing import Any
 
-from ama.cli.util import add_session_dir, local_time, one_line, parse_duration, print_json, sessions_dir
+from ama.cli.util import (
+    OnlyVerb,
+    add_session_dir,
+    local_time,
+    one_line,
+    parse_duration,
+    print_json,
+    sessions_dir,
+)
 from ama.errors import AmaError
 
 
@@ -18,12 +26,20 @@ def sessions_list(args: argparse.Namespace) -> int:
     return run(args)
 
 
-def build_parser(prog: str) -> argparse.ArgumentParser:
+#: the verbs of ``ama sessions`` (``build_parser(only=...)`` builds one of them)
+VERBS = (
+    "list", "show", "search", "export", "rewind", "compact", "fork", "archive", "unarchive", "rename", "rm",
+    "restore", "prune",
+)  # fmt: skip
+
+
+def build_parser(prog: str, only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of ``ama sessions``; ``only``: build just this verb (the one about to run)."""
     parser = argparse.ArgumentParser(
         prog=prog,
         description="Manage sessions: the append-only conversation files under the sessions directory.",
     )
-    sub = parser.add_subparsers(metavar="COMMAND")
+    sub = OnlyVerb(parser.add_subparsers(metavar="COMMAND"), only if only in VERBS else None)
 
     def cmd(name: str, func, help_: str, description: str | None = None) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_, description=description or help_)
@@ -53,15 +69,11 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
         "--context", action="store_true", help="print the projected model context of the current branch (with --json)"
     )
 
-    from ama.cli import compact as compact_cmd
-    from ama.cli import export as export_cmd
-    from ama.cli import rewind as rewind_cmd
-    from ama.cli import search as search_cmd
+    import importlib
 
-    search_cmd.add_parser(sub, add_session_dir)
-    export_cmd.add_parser(sub, add_session_dir)
-    rewind_cmd.add_parser(sub, add_session_dir)
-    compact_cmd.add_parser(sub, add_session_dir)
+    for verb in ("search", "export", "rewind", "compact"):  # verbs with a module of their own
+        if sub.wants(verb):
+            importlib.import_module(f"ama.cli.{verb}").add_parser(sub, add_session_dir)
 
     p = cmd(
         "fork",
