@@ -261,3 +261,79 @@ def test_a_killed_forked_build_leaves_a_usable_index_and_no_workers(sessions_dir
     with sqlite3.connect(D.path()) as db:
         assert db.execute("SELECT count(*) FROM files").fetchone() == (150,)
         assert db.execute("SELECT value FROM meta WHERE key = 'terms_dirty'").fetchone() == ("0",)
+
+
+def test_rows_written_together_store_what_rows_written_file_by_file_store(
+    sessions_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An update holds many files' documents and stats rows and writes them together
+    (update._Rows); committing after every file writes them file by file: the same rows."""
+    corpus(sessions_dir, tmp_path, "spaced")
+    monkeypatch.setenv("AMA_INDEX_COMMIT_BYTES", "1")
+    build(sessions_dir, str(tmp_path / "each.db"), monkeypatch, "1")
+    monkeypatch.delenv("AMA_INDEX_COMMIT_BYTES")
+    build(sessions_dir, str(tmp_path / "together.db"), monkeypatch, "3")
+    each, together = dump(str(tmp_path / "each.db")), dump(str(tmp_path / "together.db"))
+    assert each == together and each["stat_requests"] and each["runs"]
+
+
+def test_a_large_update_of_grown_and_new_files_answers_like_the_scan(sessions_dir: Path, tmp_path: Path) -> None:
+    """Appended turns (stats added to the file's rows, a run record replaced) and new files
+    in one large update, its rows written together between small commits."""
+    corpus(sessions_dir, tmp_path)
+    ws = tmp_path / "ws"
+    ama("doctor", "--reindex", env=FORK, rc=None)
+    grown = sorted(p for p in sessions_dir.rglob("*.jsonl") if p.is_file() and "ws" in p.parent.name)[:2]
+    assert len(grown) == 2
+    for i, path in enumerate(grown):
+        with open(path, "ab") as f:  # a turn in the same day's buckets, and the run finishing
+            f.write(
+                json.dumps(
+                    {"type": "message", "id": f"g{i}01", "parentId": None, "timestamp": "2026-03-01T10:30:00.000Z",
+                     "message": {"role": "user", "content": f"grown quokka_{i} turn", "timestamp": 0}}
+                ).encode() + b"\n"
+            )  # fmt: skip
+    for i in range(3):
+        s = Builder(sessions_dir, str(ws), created=f"2026-03-0{i + 5}T09:00:00.000Z")
+        s.model_change(f"2026-03-0{i + 5}T09:00:01.000Z", "anthropic", "claude", channel="api")
+        s.user(f"new wombat_{i} question", f"2026-03-0{i + 5}T10:00:00.000Z")
+        s.assistant(f"2026-03-0{i + 5}T10:00:05.000Z", "an answer", u=usage(7, 3, cost=0.5))
+    info = json.loads(
+        ama("stats", "--all", "--json", env={**FORK, "AMA_INDEX_COMMIT_BYTES": "2000"}).stdout
+    )["files"]
+    assert info["scanned"] == 6, info  # and dir.jsonl, which every update tries again
+    with sqlite3.connect(D.path()) as db:
+        assert db.execute("SELECT value FROM meta WHERE key = 'terms_dirty'").fetchone() == ("0",)
+    _same(answers(ws), scanned(ws))
+    assert "quokka_1" in ama("sessions", "search", "quokka_", "--all", env=FORK).stdout
+    assert ama("sessions", "search", "wombat_2", "--all", env=FORK).stdout
+
+
+def test_a_rebuild_makes_the_search_table_without_column_sizes(sessions_dir: Path, tmp_path: Path) -> None:
+    """The search table keeps no per-document token counts (nothing ranks); an index whose
+    table has them (made before INDEX_FORMAT 6) gets a new one when it is rebuilt."""
+    corpus(sessions_dir, tmp_path)
+    ws = tmp_path / "ws"
+
+    def table() -> str:
+        with sqlite3.connect(D.path()) as db:
+            (sql,) = db.execute("SELECT sql FROM sqlite_schema WHERE name = 'fts'").fetchone()
+            assert db.execute("SELECT count(*) FROM sqlite_schema WHERE name = 'fts_docsize'").fetchone() == (
+                0 if "columnsize=0" in sql else 1,
+            )
+            return str(sql)
+
+    ama("stats", "--all", env=FORK)
+    assert "columnsize=0" in table()
+    with sqlite3.connect(D.path()) as db:  # the table as m001 made it, in an index of format 4
+        db.execute("DROP TABLE fts")
+        db.execute(
+            "CREATE VIRTUAL TABLE fts USING fts5(text, content='', detail=none,"
+            " tokenize='unicode61 remove_diacritics 0')"
+        )
+        db.execute("UPDATE meta SET value = '4' WHERE key = 'format'")
+    assert "columnsize=0" not in table()
+    _same(answers(ws), scanned(ws))
+    assert "columnsize=0" in table()
+    with sqlite3.connect(D.path()) as db:
+        assert db.execute("SELECT v FROM fts_config WHERE k = 'automerge'").fetchone() == (8,)

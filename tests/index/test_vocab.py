@@ -49,16 +49,21 @@ def test_text_form_finds_what_the_scan_finds(sessions_dir: Path, tmp_path: Path)
         assert any("İ" in t for t in found["i"])
         limited = vocab.terms_for(db, ["e"], 2)
         assert limited is not None and len(limited["e"]) == 2  # the limit
-        # rows of a few terms each (a build's rows are CHUNK_TERMS long): the same terms
+        # rows of a few terms each (a build's rows are CHUNK_BYTES long): the same terms
         db.execute("BEGIN IMMEDIATE")
-        vocab.CHUNK_TERMS, saved = 3, vocab.CHUNK_TERMS
+        vocab.CHUNK_BYTES, saved = 10, vocab.CHUNK_BYTES
         try:
             vocab.rebuild(db)
         finally:
-            vocab.CHUNK_TERMS = saved
+            vocab.CHUNK_BYTES = saved
         db.execute("COMMIT")
         (rows,) = db.execute("SELECT count(*) FROM terms_text").fetchone()
         assert rows > 3 and vocab.consistent(db)
+        # the rows, in order, are the terms in key order; each counts its own terms
+        chunks = db.execute("SELECT n, data FROM terms_text ORDER BY chunk").fetchall()
+        terms = [t for (t,) in db.execute("SELECT term FROM terms ORDER BY term")]
+        assert b"\n".join(bytes(d) for _n, d in chunks).decode().split("\n") == terms
+        assert all(n == len(bytes(d).split(b"\n")) for n, d in chunks)
         again = vocab.terms_for(db, TOKENS, 10_000)
         assert again is not None and {t: set(v) for t, v in again.items()} == {t: set(v) for t, v in found.items()}
     finally:

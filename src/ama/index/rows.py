@@ -18,4 +18,8 @@ REQ_FIELDS = (
 
 #: the version of what the extraction stores; the index is rebuilt when it changes (bump it
 #: with any change to what ``extract``/``facts``/``lines`` produce)
-INDEX_FORMAT = "5"  # 2: catalog metadata (error count, pending interaction, task status); 3: external agent usage; 4: errors counted in any JSON spacing; 5: strict stats shapes validate as the lenient one, bounded counts and costs, strict timestamps
+#: 2: catalog metadata (error count, pending interaction, task status); 3: external agent
+#: usage; 4: errors counted in any JSON spacing; 5: strict stats shapes validate as the lenient
+#: one, bounded counts and costs, strict timestamps; 6: the search table without column sizes
+#: (remade by the rebuild, ``update.FTS_DDL``)
+INDEX_FORMAT = "6"

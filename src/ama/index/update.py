@@ -12,7 +12,7 @@ import os
 import sqlite3
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from ama.index import build, vocab
 from ama.index import record as R
@@ -75,11 +75,23 @@ class Progress:
             sys.stderr.flush()
 
 
+#: the search table as a rebuild makes it (docs/search.md): contentless, detail=none,
+#: unicode61 without diacritic folding, and no per-document token counts (``columnsize=0``:
+#: nothing ranks; a build writes ~10 % less).  ``m001_initial`` made it with those counts:
+#: an index is rebuilt once when ``INDEX_FORMAT`` changes, and the rebuild makes it anew.
+FTS_DDL = (
+    "CREATE VIRTUAL TABLE fts USING fts5(text, content='', detail=none,"
+    " tokenize='unicode61 remove_diacritics 0', columnsize=0)"
+)
+
+
 def wipe(db: sqlite3.Connection) -> None:
-    """Drop every row (all roots): the next refresh reads everything again."""
+    """Drop every row (all roots): the next refresh reads everything again.  The search
+    table is made anew (``FTS_DDL``)."""
     db.execute("DELETE FROM files")
     db.execute("DELETE FROM roots")
-    db.execute("INSERT INTO fts (fts) VALUES ('delete-all')")
+    db.execute("DROP TABLE fts")
+    db.execute(FTS_DDL)
     # merge 8 segments at a time rather than 4: a build rewrites its documents fewer times
     # (16 % fewer instructions in SQLite for 1,000 sessions), for a few more segments
     db.execute("INSERT INTO fts (fts, rank) VALUES ('automerge', ?)", (AUTOMERGE,))
@@ -163,17 +175,21 @@ def _write(
             (old if held else new).append(p)
         workers = build.workers_for(sum(disk[p][0] for p in new))
         pending = 0
+        rows = _Rows()
 
         def stored(rec: R.FileRecord, known: bool = True) -> None:
             nonlocal pending
-            _store(db, rid, rec, texts, known)
+            _store(db, rid, rec, texts, known, rows)
             info.scanned += 1
             if on_file is not None:
                 on_file(rec.path)
             if bar is not None:
                 bar.advance(disk[rec.path][0])
             pending += rec.size
+            if rows.text_chars > ROWS_TEXT:
+                rows.write(db)
             if pending > commit_bytes:
+                rows.write(db)
                 db.execute("COMMIT")
                 db.execute("BEGIN IMMEDIATE")
                 pending = 0
@@ -189,6 +205,7 @@ def _write(
                 if seen is not None and seen == (rec.size, rec.mtime_ns, rec.ino):
                     rec = R.FileRecord(rec.path, R.SAME)
                 stored(rec, seen is not None)
+        rows.write(db)
         if texts is None:
             _all_terms(db)
         else:
@@ -259,9 +276,13 @@ def _prior(db: sqlite3.Connection, rid: int, path: str) -> R.Prior | None:
     return None if row is None else R.Prior(*row)
 
 
-def _store(db: sqlite3.Connection, rid: int, rec: R.FileRecord, texts: list[str] | None, known: bool) -> None:
-    """Write one file's record (``index/record.py``); ``known``: the index may have rows
-    for the file (else there is nothing to drop)."""
+def _store(
+    db: sqlite3.Connection, rid: int, rec: R.FileRecord, texts: list[str] | None, known: bool, rows: _Rows
+) -> None:
+    """Write one file's record (``index/record.py``): its rows of ``files``, ``file_data``
+    and ``catalog`` at once, its documents and stats facts into ``rows`` (written with those
+    of other files); ``known``: the index may have rows for the file (else there is nothing
+    to drop)."""
     status = rec.status
     if status == R.SAME:
         return
@@ -336,57 +357,76 @@ def _store(db: sqlite3.Connection, rid: int, rec: R.FileRecord, texts: list[str]
         (fid, rid, *rec.catalog),
     )
     if rec.docs:
-        db.executemany(
-            "INSERT INTO fts (rowid, text) VALUES (?, ?)", (((fid << 32) | key, t) for key, t in rec.docs)
-        )
+        rows.add_docs(fid, rec.docs)
         if texts is not None:
             texts.extend(t for _key, t in rec.docs)
-    _write_facts(db, fid, rec)
+    rows.add_facts(fid, rec)
 
 
-def _write_facts(db: sqlite3.Connection, fid: int, rec: R.FileRecord) -> None:
-    if rec.req:
-        db.executemany(
-            "INSERT INTO stat_requests VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
-            " ON CONFLICT (file_id, day, kind, provider, model, channel) DO UPDATE SET"
-            " requests=requests+excluded.requests, input=input+excluded.input, output=output+excluded.output,"
-            " cache_read=cache_read+excluded.cache_read, cache_write=cache_write+excluded.cache_write,"
-            " cost_units=cost_units+excluded.cost_units, priced=priced+excluded.priced,"
-            " errors=errors+excluded.errors, retries=retries+excluded.retries",
-            ((fid, *r) for r in rec.req),
-        )
-    if rec.turns:
-        db.executemany(
-            "INSERT INTO stat_turns VALUES (?,?,?,?,?,?,?)"
-            " ON CONFLICT (file_id, day, provider, model, channel) DO UPDATE SET"
-            " turns=turns+excluded.turns, duration_ms=duration_ms+excluded.duration_ms",
-            ((fid, *r) for r in rec.turns),
-        )
-    if rec.tools:
-        db.executemany(
-            "INSERT INTO stat_tools VALUES (?,?,?,?) ON CONFLICT (file_id, day, name) DO UPDATE SET"
-            " calls=calls+excluded.calls",
-            ((fid, *r) for r in rec.tools),
-        )
-    if rec.external:
-        db.executemany(
-            "INSERT INTO stat_external VALUES (?,?,?,?,?,?,?,?,?,?,?)"
-            " ON CONFLICT (file_id, day, agent, session_id) DO UPDATE SET"
-            " turns=turns+excluded.turns, cost_units=cost_units+excluded.cost_units, input=input+excluded.input,"
-            " output=output+excluded.output, cache_read=cache_read+excluded.cache_read,"
-            " cache_write=cache_write+excluded.cache_write, requests=requests+excluded.requests",
-            ((fid, *r) for r in rec.external),
-        )
-    if rec.latency:
-        db.executemany(
-            "INSERT INTO stat_latency VALUES (?,?,?,?,?,?,?,?,?,?)", ((fid, *r) for r in rec.latency)
-        )
-    if rec.runs:
-        db.executemany(
-            "INSERT OR REPLACE INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            ((fid, *r) for r in rec.runs),
-        )
-    if rec.steps:
-        db.executemany(
-            "INSERT OR REPLACE INTO run_steps VALUES (?,?,?,?,?,?,?,?,?)", ((fid, *s) for s in rec.steps)
-        )
+#: characters of documents held before they are written
+ROWS_TEXT = 8 << 20
+
+
+class _Rows:
+    """Rows of many files for the search table and the stats and run tables, written
+    together (one ``executemany`` per table) before each commit, or when their documents
+    hold more than ``ROWS_TEXT`` characters.
+
+    Writing a file's documents right after its other rows made the search table write
+    its pending terms out as a new segment for every file (SQLite opens a savepoint for a
+    statement with triggers or foreign keys, such as the insert into ``files``, and FTS5
+    writes out what it holds at every savepoint), and merge all those small segments.
+    Held together, the documents of many files fill one segment (FTS5 writes one when it
+    holds about 1 MB of terms) and the statements run once per table."""
+
+    __slots__ = ("docs", "text_chars", "tables")
+
+    def __init__(self) -> None:
+        self.docs: list[tuple[int, str]] = []
+        self.text_chars = 0
+        self.tables: dict[str, list[tuple]] = {sql: [] for sql in _FACT_SQL.values()}
+
+    def add_docs(self, fid: int, docs: Sequence[tuple[int, str]]) -> None:
+        hi = fid << 32
+        self.docs += [(hi | key, text) for key, text in docs]
+        self.text_chars += sum(map(len, (text for _key, text in docs)))
+
+    def add_facts(self, fid: int, rec: R.FileRecord) -> None:
+        for field, sql in _FACT_SQL.items():
+            rows = getattr(rec, field)
+            if rows:
+                self.tables[sql] += [(fid, *r) for r in rows]
+
+    def write(self, db: sqlite3.Connection) -> None:
+        for sql, rows in self.tables.items():
+            if rows:
+                db.executemany(sql, rows)
+                rows.clear()
+        if self.docs:
+            db.executemany("INSERT INTO fts (rowid, text) VALUES (?, ?)", self.docs)
+            self.docs = []
+        self.text_chars = 0
+
+
+#: per field of a FileRecord, the statement that writes its rows (with the file id first)
+_FACT_SQL = {
+    "req": "INSERT INTO stat_requests VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    " ON CONFLICT (file_id, day, kind, provider, model, channel) DO UPDATE SET"
+    " requests=requests+excluded.requests, input=input+excluded.input, output=output+excluded.output,"
+    " cache_read=cache_read+excluded.cache_read, cache_write=cache_write+excluded.cache_write,"
+    " cost_units=cost_units+excluded.cost_units, priced=priced+excluded.priced,"
+    " errors=errors+excluded.errors, retries=retries+excluded.retries",
+    "turns": "INSERT INTO stat_turns VALUES (?,?,?,?,?,?,?)"
+    " ON CONFLICT (file_id, day, provider, model, channel) DO UPDATE SET"
+    " turns=turns+excluded.turns, duration_ms=duration_ms+excluded.duration_ms",
+    "tools": "INSERT INTO stat_tools VALUES (?,?,?,?) ON CONFLICT (file_id, day, name) DO UPDATE SET"
+    " calls=calls+excluded.calls",
+    "external": "INSERT INTO stat_external VALUES (?,?,?,?,?,?,?,?,?,?,?)"
+    " ON CONFLICT (file_id, day, agent, session_id) DO UPDATE SET"
+    " turns=turns+excluded.turns, cost_units=cost_units+excluded.cost_units, input=input+excluded.input,"
+    " output=output+excluded.output, cache_read=cache_read+excluded.cache_read,"
+    " cache_write=cache_write+excluded.cache_write, requests=requests+excluded.requests",
+    "latency": "INSERT INTO stat_latency VALUES (?,?,?,?,?,?,?,?,?,?)",
+    "runs": "INSERT OR REPLACE INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    "steps": "INSERT OR REPLACE INTO run_steps VALUES (?,?,?,?,?,?,?,?,?)",
+}
