@@ -10,8 +10,12 @@ compute (``record.read``) and write plain data to a pipe, then leave with ``os._
 * Worker ``j`` of ``W`` reads the paths ``j, j + W, j + 2W, ...`` and writes one frame per
   path to its own pipe: an 8-byte length and the record as :mod:`marshal` data.  The
   parent reads the pipes round-robin, so the records come in path order.
-* Memory stays bounded: a worker blocks when its pipe is full (1 MiB where the system
-  allows), so it is at most a few files ahead of the parent.
+* A thread of the parent reads the pipes ahead into memory, up to ``BUFFER_BYTES``: the
+  parent writes its rows in large batches (``update._Rows``), each a few hundred
+  milliseconds inside SQLite (which releases the GIL), and the workers go on meanwhile
+  (with only the pipes between them, they stopped when the pipes were full and the
+  parent then waited for them: a fifth of a build's time).  Memory stays bounded: a
+  worker blocks when its pipe is full and the thread stops reading at the limit.
 * A worker dies with the parent: when the parent is gone, the worker's next write finds
   no reader (``EPIPE``) and it exits.  Each worker keeps no other process's pipe ends, so
   the parent's own read end is the only one.  The parent, when it stops early (an error,
@@ -26,6 +30,7 @@ small updates, which the tests use).
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import gc
 import marshal
@@ -33,7 +38,9 @@ import os
 import signal
 import struct
 import sys
+import threading
 from collections.abc import Generator
+from typing import BinaryIO
 
 from ama.index import record as R
 from ama.index.timeutil import Days
@@ -41,6 +48,9 @@ from ama.index.timeutil import Days
 #: an update reads its files in workers when they total more than this
 PARALLEL_BYTES = 16 << 20
 PIPE_BYTES = 1 << 20
+#: record bytes the parent holds read ahead of its writing (a batch of rows takes it a
+#: few hundred milliseconds to write: the workers fill this meanwhile)
+BUFFER_BYTES = 64 << 20
 _LEN = struct.Struct("<q")
 _ERROR = -1  # a frame length: the worker failed on this path
 
@@ -85,10 +95,38 @@ def _worker(paths: list[str], w: int) -> None:
         os._exit(code)
 
 
+def _read_frame(f: BinaryIO) -> bytes | None:
+    """The next frame of a worker's pipe: the record's bytes, ``b""`` when the worker
+    failed on that path, or None when the worker is gone (its pipe ended or was cut)."""
+    try:
+        head = f.read(_LEN.size)
+        if len(head) == _LEN.size:
+            (n,) = _LEN.unpack(head)
+            if n == _ERROR:
+                return b""
+            data = f.read(n)
+            if len(data) == n and n > 0:
+                return data
+    except (OSError, ValueError):  # (a pipe closed under us)
+        pass
+    return None
+
+
 class _Pool:
+    """The forked workers, and a thread of the parent (``_pump``) that reads their frames
+    in path order into memory, up to ``BUFFER_BYTES``, so that they keep working while the
+    parent is busy writing a large batch of rows (it releases the GIL inside SQLite)."""
+
     def __init__(self, paths: list[str], n: int) -> None:
         self.pids: list[int] = []
-        self.pipes: list[object | None] = []
+        self.pipes: list[BinaryIO] = []
+        self.count = len(paths)
+        self.frames: collections.deque[bytes | None] = collections.deque()  # b"": an error frame
+        self.held = 0  # bytes in ``frames``
+        self.cond = threading.Condition()
+        self.closed = False
+        self.pumped = False  # the pump thread has ended
+        self.thread: threading.Thread | None = None
         sys.stdout.flush()
         sys.stderr.flush()
         ends: list[int] = []  # every read end made so far: a child closes them all
@@ -110,62 +148,92 @@ class _Pool:
                 self.pids.append(pid)
                 self.pipes.append(os.fdopen(r, "rb", buffering=PIPE_BYTES))
         except BaseException:
-            self.close()
+            self._kill()
             for fd in ends[len(self.pipes) :]:
                 with contextlib.suppress(OSError):
                     os.close(fd)
+            self._close_pipes()
             raise
+        self.thread = threading.Thread(target=self._pump, name="ama-index-pump", daemon=True)
+        self.thread.start()
 
-    def next(self, j: int) -> R.FileRecord | None:
-        """The next record of worker ``j``; None when it failed on it or is gone."""
-        f = self.pipes[j]
-        if f is None:
-            return None
-        head = f.read(_LEN.size)  # type: ignore[attr-defined]
-        if len(head) == _LEN.size:
-            (n,) = _LEN.unpack(head)
-            if n == _ERROR:
+    def _pump(self) -> None:
+        """Read frame ``i`` from the pipe of worker ``i % n`` for every path, in order: the
+        record's bytes, ``b""`` (the worker failed on the path) or None (it is gone)."""
+        try:
+            n = len(self.pipes)
+            alive = [True] * n
+            for i in range(self.count):
+                j = i % n
+                data = _read_frame(self.pipes[j]) if alive[j] else None
+                if data is None:
+                    alive[j] = False  # its remaining paths come as None too
+                with self.cond:
+                    while self.held > BUFFER_BYTES and not self.closed:
+                        self.cond.wait()
+                    if self.closed:
+                        return
+                    self.frames.append(data)
+                    self.held += len(data) if data is not None else 0
+                    self.cond.notify_all()
+        finally:
+            with self.cond:
+                self.pumped = True
+                self.cond.notify_all()
+
+    def next(self) -> R.FileRecord | None:
+        """The next record; None when its worker failed on it or is gone."""
+        with self.cond:
+            while not self.frames and not self.pumped:
+                self.cond.wait()
+            if not self.frames:  # the pump stopped early: the caller reads the path itself
                 return None
-            data = f.read(n)  # type: ignore[attr-defined]
-            if len(data) == n:
-                try:
-                    return R.from_plain(marshal.loads(data))
-                except (ValueError, EOFError, TypeError):
-                    pass
-        self._stop(j)  # a worker that died: read its paths here
-        return None
+            data = self.frames.popleft()
+            if data is not None:
+                self.held -= len(data)
+            self.cond.notify_all()
+        if not data:  # None, or the worker's error frame (b"")
+            return None
+        try:
+            return R.from_plain(marshal.loads(data))
+        except (ValueError, EOFError, TypeError):
+            return None
 
-    def _stop(self, j: int) -> None:
-        f = self.pipes[j]
-        self.pipes[j] = None
-        pid = self.pids[j]
-        if pid:
+    def _kill(self) -> None:
+        for pid in self.pids:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
-        if f is not None:
-            with contextlib.suppress(OSError):
-                f.close()  # type: ignore[attr-defined]
-        if pid:
-            with contextlib.suppress(ChildProcessError, OSError):
-                os.waitpid(pid, 0)
-            self.pids[j] = 0
+        self._reap()
 
-    def close(self) -> None:
-        for j in range(len(self.pipes)):
-            self._stop(j)
-
-    def finish(self) -> None:
-        """After the last record: every worker has exited on its own."""
-        for j, f in enumerate(self.pipes):
-            if f is not None:
-                with contextlib.suppress(OSError):
-                    f.close()  # type: ignore[attr-defined]
-                self.pipes[j] = None
-            pid = self.pids[j]
+    def _reap(self) -> None:
+        for j, pid in enumerate(self.pids):
             if pid:
                 with contextlib.suppress(ChildProcessError, OSError):
                     os.waitpid(pid, 0)
                 self.pids[j] = 0
+
+    def _close_pipes(self) -> None:
+        for f in self.pipes:
+            with contextlib.suppress(OSError):
+                f.close()
+        self.pipes = []
+
+    def close(self) -> None:
+        """Stop: the workers are killed (a worker blocked on its pipe or reading a file
+        stops at once; one that has sent all its frames is exiting anyway), the pump thread
+        ends (it sees the pipes' end), and all is reaped."""
+        with self.cond:
+            self.closed = True
+            self.cond.notify_all()
+        for pid in self.pids:
+            if pid:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+        if self.thread is not None:
+            self.thread.join()
+            self.thread = None
+        self._reap()
+        self._close_pipes()
 
 
 def records(paths: list[str], n: int, days: Days) -> Generator[R.FileRecord, None, None]:
@@ -178,9 +246,8 @@ def records(paths: list[str], n: int, days: Days) -> Generator[R.FileRecord, Non
     n = min(n, len(paths))
     pool = _Pool(paths, n)
     try:
-        for i, p in enumerate(paths):
-            rec = pool.next(i % n)
+        for p in paths:
+            rec = pool.next()
             yield rec if rec is not None else R.read(p, None, days)
-        pool.finish()
     finally:
         pool.close()
