@@ -276,6 +276,28 @@ def _prior(db: sqlite3.Connection, rid: int, path: str) -> R.Prior | None:
     return None if row is None else R.Prior(*row)
 
 
+#: the columns of ``files`` and ``file_data`` a record sets (in ``_store``'s order)
+_FILE_COLUMNS = (
+    "size, mtime_ns, ino, offset, valid, session_id, cwd, version, last_ms, leaf, ndocs, ot_day, ot_provider,"
+    " ot_model, ot_channel, ot_ms, error_count, pending_interaction, task_status"
+)
+_DATA_COLUMNS = "head, tail, summary, state, parents, offs, lens, users"
+
+
+def _marks(columns: str) -> str:
+    return ", ".join("?" * len(columns.split(",")))
+
+
+def _sets(columns: str) -> str:
+    return ", ".join(f"{c.strip()} = ?" for c in columns.split(","))
+
+
+_INSERT_FILE = f"INSERT INTO files (root_id, path, {_FILE_COLUMNS}) VALUES (?, ?, {_marks(_FILE_COLUMNS)})"
+_INSERT_DATA = f"INSERT INTO file_data (file_id, {_DATA_COLUMNS}) VALUES (?, {_marks(_DATA_COLUMNS)})"
+_UPDATE_FILE = f"UPDATE files SET {_sets(_FILE_COLUMNS)} WHERE id = ?"
+_UPDATE_DATA = f"UPDATE file_data SET {_sets(_DATA_COLUMNS)} WHERE file_id = ?"
+
+
 def _store(
     db: sqlite3.Connection, rid: int, rec: R.FileRecord, texts: list[str] | None, known: bool, rows: _Rows
 ) -> None:
@@ -290,67 +312,32 @@ def _store(
         _drop(db, rid, rec.path)
     if status == R.GONE:
         return
+    values = (
+        rec.size,
+        rec.mtime_ns,
+        rec.ino,
+        rec.end,
+        rec.valid,
+        rec.session_id,
+        rec.cwd,
+        rec.version,
+        rec.last_ms,
+        rec.leaf,
+        rec.ndocs,
+        *(rec.turn if rec.turn is not None else (None,) * 5),
+        rec.error_count,
+        rec.pending_interaction,
+        rec.task_status,
+    )
+    data = (rec.head, rec.tail, rec.summary, rec.state, rec.parents, rec.offs, rec.lens, rec.users)
     if rec.fresh:
-        fid = db.execute(
-            "INSERT INTO files (root_id, path, size, mtime_ns, ino, offset, valid, session_id, cwd, version,"
-            " last_ms, leaf, ndocs, ot_day, ot_provider, ot_model, ot_channel, ot_ms, error_count,"
-            " pending_interaction, task_status) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                rid,
-                rec.path,
-                rec.size,
-                rec.mtime_ns,
-                rec.ino,
-                rec.end,
-                rec.valid,
-                rec.session_id,
-                rec.cwd,
-                rec.version,
-                rec.last_ms,
-                rec.leaf,
-                rec.ndocs,
-                *(rec.turn if rec.turn is not None else (None,) * 5),
-                rec.error_count,
-                rec.pending_interaction,
-                rec.task_status,
-            ),
-        ).lastrowid
+        fid = db.execute(_INSERT_FILE, (rid, rec.path, *values)).lastrowid
         assert fid is not None
-        db.execute(
-            "INSERT INTO file_data (file_id, head, tail, summary, state, parents, offs, lens, users)"
-            " VALUES (?,?,?,?,?,?,?,?,?)",
-            (fid, rec.head, rec.tail, rec.summary, rec.state, rec.parents, rec.offs, rec.lens, rec.users),
-        )
+        db.execute(_INSERT_DATA, (fid, *data))
     else:
         (fid,) = db.execute("SELECT id FROM files WHERE root_id = ? AND path = ?", (rid, rec.path)).fetchone()
-        db.execute(
-            "UPDATE files SET size=?, mtime_ns=?, ino=?, offset=?, valid=?, session_id=?, cwd=?, version=?,"
-            " last_ms=?, leaf=?, ndocs=?, ot_day=?, ot_provider=?, ot_model=?, ot_channel=?, ot_ms=?,"
-            " error_count=?, pending_interaction=?, task_status=? WHERE id=?",
-            (
-                rec.size,
-                rec.mtime_ns,
-                rec.ino,
-                rec.end,
-                rec.valid,
-                rec.session_id,
-                rec.cwd,
-                rec.version,
-                rec.last_ms,
-                rec.leaf,
-                rec.ndocs,
-                *(rec.turn if rec.turn is not None else (None,) * 5),
-                rec.error_count,
-                rec.pending_interaction,
-                rec.task_status,
-                fid,
-            ),
-        )
-        db.execute(
-            "UPDATE file_data SET head=?, tail=?, summary=?, state=?, parents=?, offs=?, lens=?, users=?"
-            " WHERE file_id=?",
-            (rec.head, rec.tail, rec.summary, rec.state, rec.parents, rec.offs, rec.lens, rec.users, fid),
-        )
+        db.execute(_UPDATE_FILE, (*values, fid))
+        db.execute(_UPDATE_DATA, (*data, fid))
     # the file's row of the listing (index/listing.py)
     db.execute(
         f"INSERT OR REPLACE INTO catalog (file_id, root_id, {CATALOG_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
