@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -107,3 +108,27 @@ def test_a_build_stopped_early_leaves_no_worker_and_no_thread(tmp_path: Path, mo
     assert pumps() and not no_children()
     recs.close()
     assert no_children() and not pumps()
+
+
+def test_workers_run_at_a_lower_priority_than_the_parent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    paths = sessions(tmp_path, 6)
+    pools: list[B._Pool] = []
+    init = B._Pool.__init__
+
+    def keep(self: B._Pool, paths: list[str], n: int) -> None:
+        init(self, paths, n)
+        pools.append(self)
+
+    monkeypatch.setattr(B._Pool, "__init__", keep)
+    monkeypatch.setattr(B, "BUFFER_BYTES", 0)
+    recs = B.records(paths, 2, Days())
+    assert next(recs).path == paths[0]
+    want = [min(os.getpriority(os.PRIO_PROCESS, 0) + B.WORKER_NICE, 19)] * 2
+    try:
+        deadline = time.monotonic() + 10  # the second worker may not have begun yet
+        while (got := [os.getpriority(os.PRIO_PROCESS, pid) for pid in pools[0].pids]) != want:
+            assert time.monotonic() < deadline, got
+            time.sleep(0.01)
+    finally:
+        recs.close()
+    assert no_children()
