@@ -27,10 +27,10 @@ import msgspec
 
 from ama.index import facts as F
 from ama.index import lines as L
+from ama.index.header import first_header
 from ama.index.runlog import RunRec, RunsState, apply_record, record_of, step_of
 from ama.index.timeutil import Days, ts_ms
 from ama.session.entries import SessionHeader
-from ama.session.reader import DECODE_ERRORS
 
 
 class FileState(msgspec.Struct, kw_only=True):
@@ -74,7 +74,6 @@ class Chunk:
     steps: list[tuple] = field(default_factory=list)
 
 
-_header = msgspec.json.Decoder(SessionHeader)
 
 HEADER_PENDING = "pending"
 
@@ -82,24 +81,11 @@ HEADER_PENDING = "pending"
 def start(data: bytes) -> tuple[FileState | str | None, int]:
     """``(state, pos)`` after the header; ``(None, len)`` when the header is damaged (the
     file is skipped), ``(HEADER_PENDING, 0)`` when the header is still being written."""
-    pos, n = 0, len(data)
-    while pos < n:
-        e = data.find(b"\n", pos)
-        end = n if e < 0 else e
-        line = data[pos:end]
-        if line.strip():
-            try:
-                h = _header.decode(line)
-            except DECODE_ERRORS:  # (a shape error too: an unfinished header may look like one)
-                return (HEADER_PENDING, 0) if e < 0 else (None, n)
-            st = FileState(
-                version=h.version, session_id=h.id, cwd=h.cwd, created=h.timestamp, last_ms=ts_ms(h.timestamp)
-            )
-            return st, (n if e < 0 else e + 1)
-        if e < 0:
-            break
-        pos = e + 1
-    return HEADER_PENDING, 0
+    h, pos = first_header(data)
+    if not isinstance(h, SessionHeader):
+        return (None, pos) if h is None else (HEADER_PENDING, 0)
+    st = FileState(version=h.version, session_id=h.id, cwd=h.cwd, created=h.timestamp, last_ms=ts_ms(h.timestamp))
+    return st, pos
 
 
 def extract(

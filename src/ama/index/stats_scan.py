@@ -7,8 +7,9 @@ in a forked child (:mod:`ama.index.fanout`).
 
 The module is what a cold ``ama stats`` imports to scan, so it stays light: msgspec, the
 facts, the session header's shape; not the index's extraction (``extract`` and its
-``dataclasses``, the session reader), whose :func:`ama.index.extract.start` reads the header
-the way :func:`header` does (tests/index/test_stats_scan.py checks them against each other).
+``dataclasses``, the session reader).  Both read the header with
+:func:`ama.index.header.first_header` (tests/index/test_stats_scan.py checks that
+:func:`header` and :func:`ama.index.extract.start` agree).
 """
 
 from __future__ import annotations
@@ -16,9 +17,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-import msgspec
-
-from ama.index.facts import DECODE_ERRORS, Facts, StatsState, open_turn, scan_facts
+from ama.index.facts import Facts, StatsState, open_turn, scan_facts
+from ama.index.header import first_header
 from ama.index.stats import agent_label
 from ama.index.timeutil import Days
 from ama.session.entries import SessionHeader
@@ -26,30 +26,15 @@ from ama.session.entries import SessionHeader
 if TYPE_CHECKING:
     from ama.index.stats import StatsQuery
 
-_header = msgspec.json.Decoder(SessionHeader)
-
 _MAX_READ = 0x7FFFF000  # Linux reads at most this much at once
 
 
 def header(data: bytes) -> tuple[str | bool | None, int]:
     """``(cwd, pos after the header)``; ``(None, len)`` when the header is damaged (the file
     counts as invalid), ``(False, 0)`` when it is still being written (or the file is
-    empty): as :func:`ama.index.extract.start`."""
-    pos, n = 0, len(data)
-    while pos < n:
-        e = data.find(b"\n", pos)
-        end = n if e < 0 else e
-        line = data[pos:end]
-        if line.strip():
-            try:
-                h = _header.decode(line)
-            except DECODE_ERRORS:
-                return (False, 0) if e < 0 else (None, n)
-            return h.cwd, (n if e < 0 else e + 1)
-        if e < 0:
-            break
-        pos = e + 1
-    return False, 0
+    empty): as :func:`ama.index.extract.start` (both read it with ``header.first_header``)."""
+    h, pos = first_header(data)
+    return (h.cwd if isinstance(h, SessionHeader) else h), pos
 
 
 def read_file(path: str, size: int) -> bytes:
