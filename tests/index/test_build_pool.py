@@ -35,12 +35,31 @@ def one_by_one(paths: list[str]) -> list[R.FileRecord]:
     return [R.read(p, None, days) for p in paths]
 
 
-def no_children() -> bool:
-    try:
-        os.waitpid(-1, os.WNOHANG)
-    except ChildProcessError:
-        return True
-    return False
+@pytest.fixture
+def forked(monkeypatch: pytest.MonkeyPatch) -> list[list[int]]:
+    """The worker pids of every pool made during the test (as they were at its start)."""
+    made: list[list[int]] = []
+    init = B._Pool.__init__
+
+    def keep(self: B._Pool, paths: list[str], n: int) -> None:
+        init(self, paths, n)
+        made.append(list(self.pids))
+
+    monkeypatch.setattr(B._Pool, "__init__", keep)
+    return made
+
+
+def reaped(forked: list[list[int]]) -> bool:
+    """Whether every worker forked so far has been waited for (pytest itself may have other
+    children)."""
+    assert forked, "no worker was forked"
+    for pid in (p for pids in forked for p in pids):
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            continue
+        return False
+    return True
 
 
 def pumps() -> list[threading.Thread]:
@@ -50,17 +69,19 @@ def pumps() -> list[threading.Thread]:
 @pytest.mark.parametrize("limit", [0, 1 << 10, B.BUFFER_BYTES])
 @pytest.mark.parametrize("workers", [2, 3])
 def test_records_come_in_path_order_whatever_the_read_ahead(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: int, workers: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forked: list[list[int]], limit: int, workers: int
 ) -> None:
     paths = sessions(tmp_path, 23)
     monkeypatch.setattr(B, "BUFFER_BYTES", limit)  # 0: one record ahead at most
     got = list(B.records(paths, workers, Days()))
     assert [r.path for r in got] == paths
     assert got == one_by_one(paths)
-    assert no_children() and not pumps()
+    assert reaped(forked) and not pumps()
 
 
-def test_a_worker_that_dies_leaves_its_paths_to_the_parent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_worker_that_dies_leaves_its_paths_to_the_parent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forked: list[list[int]]
+) -> None:
     paths = sessions(tmp_path, 12)
     parent = os.getpid()
     read = R.read
@@ -74,7 +95,7 @@ def test_a_worker_that_dies_leaves_its_paths_to_the_parent(tmp_path: Path, monke
     got = list(B.records(paths, 2, Days()))
     monkeypatch.setattr(R, "read", read)
     assert got == one_by_one(paths)
-    assert no_children() and not pumps()
+    assert reaped(forked) and not pumps()
 
 
 def test_a_worker_that_fails_on_a_file_sends_an_error_and_goes_on(
@@ -99,36 +120,32 @@ def test_a_worker_that_fails_on_a_file_sends_an_error_and_goes_on(
     assert got == one_by_one(paths)
 
 
-def test_a_build_stopped_early_leaves_no_worker_and_no_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_build_stopped_early_leaves_no_worker_and_no_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forked: list[list[int]]
+) -> None:
     paths = sessions(tmp_path, 40)
     monkeypatch.setattr(B, "BUFFER_BYTES", 0)  # the thread waits with the workers blocked behind it
     recs = B.records(paths, 2, Days())
     first = [next(recs), next(recs)]
     assert [r.path for r in first] == paths[:2]
-    assert pumps() and not no_children()
+    assert pumps() and not reaped(forked)
     recs.close()
-    assert no_children() and not pumps()
+    assert reaped(forked) and not pumps()
 
 
-def test_workers_run_at_a_lower_priority_than_the_parent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_workers_run_at_a_lower_priority_than_the_parent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forked: list[list[int]]
+) -> None:
     paths = sessions(tmp_path, 6)
-    pools: list[B._Pool] = []
-    init = B._Pool.__init__
-
-    def keep(self: B._Pool, paths: list[str], n: int) -> None:
-        init(self, paths, n)
-        pools.append(self)
-
-    monkeypatch.setattr(B._Pool, "__init__", keep)
     monkeypatch.setattr(B, "BUFFER_BYTES", 0)
     recs = B.records(paths, 2, Days())
     assert next(recs).path == paths[0]
     want = [min(os.getpriority(os.PRIO_PROCESS, 0) + B.WORKER_NICE, 19)] * 2
     try:
         deadline = time.monotonic() + 10  # the second worker may not have begun yet
-        while (got := [os.getpriority(os.PRIO_PROCESS, pid) for pid in pools[0].pids]) != want:
+        while (got := [os.getpriority(os.PRIO_PROCESS, pid) for pid in forked[0]]) != want:
             assert time.monotonic() < deadline, got
             time.sleep(0.01)
     finally:
         recs.close()
-    assert no_children()
+    assert reaped(forked)
