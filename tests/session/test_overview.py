@@ -11,6 +11,7 @@ import io
 import json
 import mmap
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,7 @@ from ama.session.projection import project
 from ama.session.reader import MAP_BYTES, map_fd, open_regular, parse_session
 from ama.session.store import Session
 from ama.session.tree import SessionTree
+from tests.conftest import ama_cmd
 from tests.session.helpers import assistant, result, user
 from tests.session.oracles import reference_parse
 
@@ -451,3 +453,21 @@ def test_show_never_writes_the_file(sessions_dir: Path) -> None:
     for extra in ((), ("--json",), ("--json", "--context")):
         _cli("sessions", "show", "--session-dir", str(sessions_dir), s.path, *extra)
     assert Path(s.path).read_bytes() == before and os.stat(s.path).st_mtime_ns == st.st_mtime_ns
+
+
+def test_show_context_into_a_reader_that_stops_early_is_not_a_damaged_file(sessions_dir: Path) -> None:
+    """`ama sessions show --json --context F | head -c 100`: the output's closed pipe is not
+    an error reading the session (it once said so, and offered to move the file to the trash)."""
+    s = Session.create("/w/proj", sessions_dir)
+    for i in range(200):  # ~1 MB of context: more than a pipe holds
+        s.append_message(user(f"question {i} " + "word " * 1000))
+    s.close()
+    assert s.path is not None
+    cmd = ama_cmd("sessions", "show", "--session-dir", str(sessions_dir), s.path, "--json", "--context")
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert p.stdout is not None and p.stderr is not None
+    head = p.stdout.read(100)
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=60) == 0
+    assert head.startswith(b"{") and err == ""

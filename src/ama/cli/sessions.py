@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ama.cli.util import (
     OnlyVerb,
@@ -18,6 +18,9 @@ from ama.cli.util import (
     sessions_dir,
 )
 from ama.errors import AmaError
+
+if TYPE_CHECKING:
+    from ama.session.projection import ProjectedContext
 
 
 def sessions_list(args: argparse.Namespace) -> int:
@@ -131,17 +134,24 @@ def sessions_show(args: argparse.Namespace) -> int:
         path = os.path.abspath(args.id)
     else:
         path = resolve(root, args.id, damaged=True).path
-    try:
+    try:  # (only reading: an error writing the output, e.g. `| head`, is not the file's)
         with open_regular(path) as f, map_fd(f.fileno()) as raw:
             if args.context:
-                return _show_context(raw, path)
-            ov = overview(raw, path=path)  # gives a mapped file's pages back as it goes
+                context = _context(raw, path)
+            else:
+                ov = overview(raw, path=path)  # gives a mapped file's pages back as it goes
     except OSError as e:
         raise AmaError(
             "corrupt",
             f"cannot read session file {path}: {e.strerror or e}; 'ama sessions rm {path}' moves it to the trash",
             data={"path": path},
         ) from None
+    if args.context:
+        from ama.cli.json_stream import write_json_stream
+
+        head, ctx = context
+        write_json_stream(head, "messages", ctx.messages, ctx.to_json(messages=False))
+        return 0
     data, meta = ov.data, ov.meta  # meta: what the catalog lists (derive's answers)
     meta.task_status = settled_status(meta.task_status, path)
     users = ov.users
@@ -235,19 +245,17 @@ def sessions_show(args: argparse.Namespace) -> int:
     return 0
 
 
-def _show_context(raw: Any, path: str) -> int:
-    """``show --json --context``: the projected context of the current branch, written one
-    message at a time (the text ``print_json`` would write, without building it whole)."""
-    from ama.cli.json_stream import write_json_stream
+def _context(raw: Any, path: str) -> tuple[dict, ProjectedContext]:
+    """``show --json --context``: the head of the document and the projected context of
+    the current branch, which the caller writes one message at a time (the text
+    ``print_json`` would write, without building it whole)."""
     from ama.session.projection import project
     from ama.session.reader import parse_session
     from ama.session.tree import SessionTree
 
     data = parse_session(raw, path=path)  # gives a mapped file's pages back as it goes
     tree = SessionTree(data.entries, data.leaf_id)
-    ctx = project(tree.branch())
-    write_json_stream({"id": data.id, "leafId": tree.leaf_id}, "messages", ctx.messages, ctx.to_json(messages=False))
-    return 0
+    return {"id": data.id, "leafId": tree.leaf_id}, project(tree.branch())
 
 
 # --- fork / archive / rename ---------------------------------------------------------------
