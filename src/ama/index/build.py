@@ -45,6 +45,7 @@ from collections.abc import Generator
 from typing import BinaryIO
 
 from ama.index import record as R
+from ama.index.fanout import usable_cpus
 from ama.index.timeutil import Days
 
 #: an update reads its files in workers when they total more than this
@@ -75,10 +76,7 @@ def workers_for(total_bytes: int) -> int:
         return n if n >= 2 else 0
     if total_bytes <= PARALLEL_BYTES:
         return 0
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cpus = os.cpu_count() or 1
+    cpus = usable_cpus()
     return min(cpus, 8) if cpus >= 2 else 0
 
 
@@ -160,6 +158,7 @@ class _Pool:
                 self.pipes.append(os.fdopen(r, "rb", buffering=PIPE_BYTES))
         except BaseException:
             self._kill()
+            self._reap()
             for fd in ends[len(self.pipes) :]:
                 with contextlib.suppress(OSError):
                     os.close(fd)
@@ -211,10 +210,12 @@ class _Pool:
             return None
 
     def _kill(self) -> None:
+        """SIGKILL every worker not reaped yet (a reaped one's pid is 0, and ``os.kill(0)``
+        would signal this whole process group)."""
         for pid in self.pids:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
-        self._reap()
+            if pid:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
 
     def _reap(self) -> None:
         for j, pid in enumerate(self.pids):
@@ -236,10 +237,7 @@ class _Pool:
         with self.cond:
             self.closed = True
             self.cond.notify_all()
-        for pid in self.pids:
-            if pid:
-                with contextlib.suppress(OSError):
-                    os.kill(pid, signal.SIGKILL)
+        self._kill()
         if self.thread is not None:
             self.thread.join()
             self.thread = None

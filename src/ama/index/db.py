@@ -11,9 +11,10 @@ and absolute path, so ``--session-dir`` elsewhere is never answered from another
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 
 from ama.errors import AmaError
@@ -239,6 +240,18 @@ def path() -> str:
     from ama.config.paths import data_dir
 
     return os.path.join(os.fspath(data_dir()), FILE_NAME)
+
+
+@contextlib.contextmanager
+def no_wait(db: sqlite3.Connection) -> Iterator[None]:
+    """Statements inside fail at once on a locked index instead of waiting (best-effort
+    writes of a read: the query cache, the verified mark)."""
+    (timeout,) = db.execute("PRAGMA busy_timeout").fetchone()
+    db.execute("PRAGMA busy_timeout = 0")
+    try:
+        yield
+    finally:
+        db.execute(f"PRAGMA busy_timeout = {int(timeout)}")
 
 
 def _configure(db: sqlite3.Connection) -> None:

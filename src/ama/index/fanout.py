@@ -20,6 +20,14 @@ T = TypeVar("T")
 MIN_BYTES_PER_WORKER = 8 << 20  # not worth a process below this
 
 
+def usable_cpus() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def workers_for(total_bytes: int) -> int:
     """How many processes to scan ``total_bytes`` with: one per core, at most 8, none
     below 8 MB each.  ``AMA_SCAN_WORKERS=N`` sets the number (1: never fork)."""
@@ -28,11 +36,7 @@ def workers_for(total_bytes: int) -> int:
     want = os.environ.get("AMA_SCAN_WORKERS", "")
     if want.isdigit():
         return max(1, min(int(want), 64))
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cpus = os.cpu_count() or 1
-    return max(1, min(cpus, 8, total_bytes // MIN_BYTES_PER_WORKER))
+    return max(1, min(usable_cpus(), 8, total_bytes // MIN_BYTES_PER_WORKER))
 
 
 def split(items: Sequence[Any], sizes: Sequence[int], parts: int) -> list[list[int]]:

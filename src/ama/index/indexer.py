@@ -21,6 +21,7 @@ bytes with ``ama.session.summary.summarize_bytes`` (what the scan lists).
 
 from __future__ import annotations
 
+import contextlib
 import marshal
 import os
 import sqlite3
@@ -32,14 +33,14 @@ try:
 except ImportError:  # pragma: no cover
     from hashlib import blake2b
 
-from ama.index.db import IndexUnavailable, unusable
+from ama.index.db import IndexUnavailable, no_wait, unusable
 from ama.index.rows import INDEX_FORMAT
 from ama.index.timeutil import tz_key
 from ama.session.layout import iter_session_files
 
 
 class RefreshInfo:
-    __slots__ = ("root_id", "scanned", "cached", "removed", "_disk", "_paths")
+    __slots__ = ("root_id", "scanned", "cached", "removed", "_disk")
 
     def __init__(self, root_id: int, scanned: int = 0, cached: int = 0, removed: int = 0) -> None:
         self.root_id = root_id
@@ -47,18 +48,11 @@ class RefreshInfo:
         self.cached = cached  # files answered from the index without reading
         self.removed = removed
         self._disk: DiskState | None = None
-        self._paths: list[str] | None = None
 
     @property
     def paths(self) -> list[str]:
         """The session files, in the catalog's walk order."""
-        if self._paths is None:
-            self._paths = [] if self._disk is None else self._disk.paths
-        return self._paths
-
-    @paths.setter
-    def paths(self, value: list[str]) -> None:
-        self._paths = value
+        return [] if self._disk is None else self._disk.paths
 
     def __repr__(self) -> str:
         return f"RefreshInfo(root_id={self.root_id}, scanned={self.scanned}, cached={self.cached}, removed={self.removed})"
@@ -189,10 +183,9 @@ def _may_fork(files: int) -> bool:
         return int(want) > 1
     if files < FORK_MIN_FILES:
         return False
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cpus = os.cpu_count() or 1
+    from ama.index.fanout import usable_cpus
+
+    cpus = usable_cpus()
     try:
         load = os.getloadavg()[0]
     except (AttributeError, OSError):
@@ -393,12 +386,14 @@ def refresh(
             row = db.execute("SELECT id, verified FROM roots WHERE path = ?", (root,)).fetchone()
             if row is not None and row[1] == digest:
                 return _current(row[0], disk)
-            rid, changed, removed, rebuild = _check(db, root, disk.as_dict(), digest)
+        files = disk.as_dict()
+        if not force:
+            rid, changed, removed, rebuild = _check(db, root, files, digest)
             if rid is not None and not changed and not removed and not rebuild:
                 return _current(rid, disk)
         from ama.index.update import write
 
-        info = write(db, root, disk.as_dict(), progress=progress, on_file=on_file, force=force)
+        info = write(db, root, files, progress=progress, on_file=on_file, force=force)
         info._disk = disk
         return info
     except sqlite3.Error as e:
@@ -431,14 +426,8 @@ def _check(
     try:
         rid, changed, removed, rebuild = changes(db, root, disk)
         if rid is not None and not changed and not removed and not rebuild:
-            (timeout,) = db.execute("PRAGMA busy_timeout").fetchone()
-            db.execute("PRAGMA busy_timeout = 0")
-            try:
+            with no_wait(db), contextlib.suppress(sqlite3.OperationalError):
                 db.execute("UPDATE roots SET verified = ? WHERE id = ?", (digest, rid))
-            except sqlite3.OperationalError:
-                pass
-            finally:
-                db.execute(f"PRAGMA busy_timeout = {int(timeout)}")
         db.execute("COMMIT")
     except BaseException:
         if db.in_transaction:

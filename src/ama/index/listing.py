@@ -27,6 +27,9 @@ from ama.session.summary_data import SessionSummary
 #: the columns of ``catalog`` after ``file_id`` and ``root_id``, as :func:`catalog_values` gives them
 CATALOG_COLUMNS = "session_id, cwd, last_ms, parent, archived_own, subagent, problem, mtime_ns, lid, lnid"
 _C_COLUMNS = ", ".join("c." + c for c in CATALOG_COLUMNS.split(", "))
+_MARKS = ", ".join("?" * len(CATALOG_COLUMNS.split(", ")))
+#: a file's ``catalog`` row: ``(file_id, root_id, *catalog_values(summary))``
+INSERT_CATALOG = f"INSERT OR REPLACE INTO catalog (file_id, root_id, {CATALOG_COLUMNS}) VALUES (?, ?, {_MARKS})"
 
 
 def catalog_values(s: SessionSummary) -> tuple:
@@ -50,7 +53,7 @@ def write_catalog(db: sqlite3.Connection, fid: int, s: SessionSummary) -> None:
     """Store the ``catalog`` row of file ``fid`` (its ``files`` row exists) from its summary."""
     db.execute(
         f"INSERT OR REPLACE INTO catalog (file_id, root_id, {CATALOG_COLUMNS})"
-        " SELECT id, root_id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM files WHERE id = ?",
+        f" SELECT id, root_id, {_MARKS} FROM files WHERE id = ?",
         (*catalog_values(s), fid),
     )
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import sqlite3
 
+from ama.index.db import no_wait
+
 
 def get(db: sqlite3.Connection, key: str) -> tuple[int, str | None]:
     """``(generation, value or None)`` of ``key``."""
@@ -24,19 +26,16 @@ def get(db: sqlite3.Connection, key: str) -> tuple[int, str | None]:
 def put(db: sqlite3.Connection, key: str, generation: int, value: str) -> None:
     """Store ``value`` for ``key`` at ``generation`` (dropping the entries of other
     generations), unless another process is writing the index or it cannot be written."""
-    (timeout,) = db.execute("PRAGMA busy_timeout").fetchone()
-    db.execute("PRAGMA busy_timeout = 0")
-    try:
-        db.execute("BEGIN IMMEDIATE")
-        db.execute("DELETE FROM query_cache WHERE generation != ?", (generation,))
-        db.execute(
-            "INSERT OR REPLACE INTO query_cache (key, generation, value) SELECT ?, ?, ?"
-            " WHERE coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'generation'), 0) = ?",
-            (key, generation, value, generation),
-        )
-        db.execute("COMMIT")
-    except sqlite3.Error:
-        if db.in_transaction:
-            db.execute("ROLLBACK")
-    finally:
-        db.execute(f"PRAGMA busy_timeout = {int(timeout)}")
+    with no_wait(db):
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("DELETE FROM query_cache WHERE generation != ?", (generation,))
+            db.execute(
+                "INSERT OR REPLACE INTO query_cache (key, generation, value) SELECT ?, ?, ?"
+                " WHERE coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'generation'), 0) = ?",
+                (key, generation, value, generation),
+            )
+            db.execute("COMMIT")
+        except sqlite3.Error:
+            if db.in_transaction:
+                db.execute("ROLLBACK")

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from ama.index import build, vocab
 from ama.index import record as R
 from ama.index.indexer import RefreshInfo, changes, meta
-from ama.index.listing import CATALOG_COLUMNS
+from ama.index.listing import INSERT_CATALOG
 from ama.index.rows import INDEX_FORMAT
 from ama.index.timeutil import Days, tz_key
 from ama.session.summary import SessionSummary
@@ -339,10 +339,7 @@ def _store(
         db.execute(_UPDATE_FILE, (*values, fid))
         db.execute(_UPDATE_DATA, (*data, fid))
     # the file's row of the listing (index/listing.py)
-    db.execute(
-        f"INSERT OR REPLACE INTO catalog (file_id, root_id, {CATALOG_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (fid, rid, *rec.catalog),
-    )
+    db.execute(INSERT_CATALOG, (fid, rid, *rec.catalog))
     if rec.docs:
         rows.add_docs(fid, rec.docs)
         if texts is not None:
