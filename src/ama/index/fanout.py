@@ -20,6 +20,34 @@ T = TypeVar("T")
 MIN_BYTES_PER_WORKER = 8 << 20  # not worth a process below this
 
 
+def file_sizes(paths: Sequence[str]) -> list[int]:
+    """The size of each file (0 when it cannot be read): the weights :func:`split` takes."""
+    out = []
+    for p in paths:
+        try:
+            out.append(os.stat(p).st_size)
+        except OSError:
+            out.append(0)
+    return out
+
+
+def read_whole(fd: int, size: int) -> bytes:
+    """The file open at ``fd`` from its offset to its end: one read of ``size + 1`` bytes
+    (``size``: what ``fstat`` said), more while it keeps coming (a file that grew since, or
+    is beyond what one read gives: Linux stops at about 2 GB).  Raises OSError."""
+    want = max(0, size) + 1
+    data = os.read(fd, want)
+    if len(data) < want and len(data) < _MAX_READ:
+        return data
+    parts = [data]
+    while chunk := os.read(fd, 1 << 24):
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+_MAX_READ = 0x7FFFF000  # Linux reads at most this much at once
+
+
 def usable_cpus() -> int:
     """The cores this process may run on."""
     try:

@@ -48,6 +48,9 @@ Found = list[tuple[int, Any]]
 def _preload() -> None:
     """Load the decoder (msgspec, the session reader) here, before forking: once, not once
     per worker."""
+    from ama.index import msgspec_light  # noqa: F401  (first: see its docstring)
+
+    # isort: split
     import ama.index.extract  # noqa: F401
 
 
@@ -76,17 +79,6 @@ def _open(path: str) -> tuple[int, int] | None:
     return fd, st.st_size
 
 
-def _read_fd(fd: int, size: int) -> bytes:
-    """The file from its current offset to its end (``size``: what ``fstat`` said)."""
-    data = os.read(fd, size + 1)
-    if len(data) <= size and len(data) < 1 << 30:  # at the end (a read stops at 2 GB)
-        return data
-    parts = [data]  # it grew since fstat, or is big
-    while chunk := os.read(fd, 1 << 24):
-        parts.append(chunk)
-    return b"".join(parts)
-
-
 def _read(path: str) -> bytes | None:
     """The whole file, or None when it cannot be read."""
     opened = _open(path)
@@ -94,7 +86,7 @@ def _read(path: str) -> bytes | None:
         return None
     fd, size = opened
     try:
-        return _read_fd(fd, size)
+        return fanout.read_whole(fd, size)
     except OSError:
         return None
     finally:
@@ -145,7 +137,7 @@ class _Probe:
         try:
             if size > self.big:
                 return self._big(fd, size)
-            return self.data(_read_fd(fd, size))
+            return self.data(fanout.read_whole(fd, size))
         except OSError:
             return False, None
         finally:
@@ -220,18 +212,18 @@ def _key_of(path: str, project: str | None) -> tuple | None:
     fd, size = opened
     try:
         if size <= BIG:
-            return _key(_read_fd(fd, size), project)
+            return _key(fanout.read_whole(fd, size), project)
         from ama.index.extract import FileState, last_message_ms, start
 
         state, pos = start(os.pread(fd, HEAD, 0))
         if not isinstance(state, FileState):
-            return _key(_read_fd(fd, size), project)  # a header beyond the first bytes
+            return _key(fanout.read_whole(fd, size), project)  # a header beyond the first bytes
         if project is not None and state.cwd != project:
             return None
         tail = os.pread(fd, TAIL, size - TAIL)
         ms = last_message_ms(tail, tail.find(b"\n") + 1, len(tail))
         if not ms:
-            whole = _read_fd(fd, size)  # (pread leaves the offset at 0)
+            whole = fanout.read_whole(fd, size)  # (pread leaves the offset at 0)
             ms = last_message_ms(whole, pos, len(whole))
         return (-(ms or state.last_ms), state.cwd, state.session_id)
     except OSError:
@@ -313,16 +305,6 @@ def _hit_of(t: Sequence[Any]) -> Hit:
 # --- the scan ---------------------------------------------------------------------------------
 
 
-def _sizes(paths: Sequence[str]) -> list[int]:
-    out = []
-    for p in paths:
-        try:
-            out.append(os.path.getsize(p))
-        except OSError:
-            out.append(0)
-    return out
-
-
 def _parallel(work: Callable[[list[int]], Any], weights: Sequence[int]) -> list:
     """``work`` over ``range(len(weights))`` split in groups of about equal weight, in order."""
     return fanout.run(work, fanout.split(weights, weights, fanout.workers_for(sum(weights))))
@@ -334,7 +316,7 @@ def scan(root: str, q: SearchQuery) -> list[Hit]:
     paths = list(iter_session_files(os.path.abspath(root)))
     if not paths:
         return []
-    sizes = _sizes(paths)
+    sizes = fanout.file_sizes(paths)
     keyed = not q.pattern.prefilters  # every file is a candidate: read its order at once
     if keyed:
         _preload()

@@ -123,12 +123,7 @@ def scan(root: str, q: StatsQuery) -> Gathered:
     from ama.session.layout import iter_session_files
 
     paths = list(iter_session_files(os.path.abspath(root)))
-    sizes = []
-    for p in paths:
-        try:
-            sizes.append(os.stat(p).st_size)
-        except OSError:
-            sizes.append(0)
+    sizes = fanout.file_sizes(paths)
     g = Gathered()
     if not paths:
         return g

@@ -18,15 +18,14 @@ import os
 from typing import TYPE_CHECKING
 
 from ama.index.facts import Facts, StatsState, open_turn, scan_facts
+from ama.index.fanout import read_whole
 from ama.index.header import first_header
-from ama.index.stats import agent_label
+from ama.index.stats import _in_range, agent_label
 from ama.index.timeutil import Days
 from ama.session.entries import SessionHeader
 
 if TYPE_CHECKING:
     from ama.index.stats import StatsQuery
-
-_MAX_READ = 0x7FFFF000  # Linux reads at most this much at once
 
 
 def header(data: bytes) -> tuple[str | bool | None, int]:
@@ -42,16 +41,7 @@ def read_file(path: str, size: int) -> bytes:
     that grew since its size was taken).  Raises OSError."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     try:
-        want = max(0, size) + 1
-        data = os.read(fd, want)
-        if len(data) < want and len(data) < _MAX_READ:
-            return data
-        parts = [data]
-        while True:
-            more = os.read(fd, 1 << 20)
-            if not more:
-                return b"".join(parts)
-            parts.append(more)
+        return read_whole(fd, size)
     finally:
         os.close(fd)
 
@@ -62,7 +52,6 @@ def scan_files(paths: list[str], sizes: list[int], q: StatsQuery) -> tuple:
     external, agents)`` as :class:`ama.index.stats.Gathered` holds them (``tools``: calls
     per name within the query's days)."""
     days = Days()
-    since, until = q.since, q.until
     req: list[tuple] = []
     turns: list[tuple] = []
     latency: list[tuple] = []
@@ -99,6 +88,6 @@ def scan_files(paths: list[str], sizes: list[int], q: StatsQuery) -> tuple:
         for k, v in fx.external.items():
             external.append((path, cwd, *k, *v))
         for (day, name), calls in fx.tools.items():
-            if (since is None or day >= since) and (until is None or day <= until):
+            if _in_range(q, day):
                 tools[name] = tools.get(name, 0) + calls
     return req, turns, latency, tools, scanned, invalid, external, agents
