@@ -26,6 +26,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.harness import tree_env as _env  # noqa: E402
+
 PROJECT = "/bench/project-5"
 
 
@@ -54,14 +58,6 @@ def cases(sets: Path) -> dict[str, tuple[list[str], str | None]]:
         out["rg -i parser"] = (["sh", "-c", f"{rg} -i parser {one} >/dev/null; true"], None)
         out["rg -i xyzzy, 10k"] = (["sh", "-c", f"{rg} -i xyzzy {ten} >/dev/null; true"], None)
     return out
-
-
-def _env(src: str | None, home: str) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "AMA_SCAN_WORKERS")}
-    env["AMA_HOME"] = home
-    if src:
-        env["PYTHONPATH"] = src
-    return env
 
 
 def run(argv: list[str], env: dict, cwd: str | None) -> tuple[float, float]:

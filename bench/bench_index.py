@@ -31,21 +31,6 @@ DOC = ROOT / "docs" / "performance.md"
 BEGIN, END = "<!-- bench_index: begin -->", "<!-- bench_index: end -->"
 
 
-def measure_any_rc(argv: list[str], runs: int, env: dict) -> dict:
-    """Like harness.measure, for commands that exit 1 on "no match" (rg)."""
-    times = []
-    for i in range(runs + 2):
-        t0 = time.perf_counter()
-        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-        if i >= 2:
-            times.append((time.perf_counter() - t0) * 1000)
-    times.sort()
-    return {
-        "median_ms": round(statistics.median(times), 1),
-        "p95_ms": round(times[int(len(times) * 0.95) - 1], 1),
-    }
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dir", default="/tmp/ama-bench-index", help="where the sessions and the ama home live")
@@ -69,7 +54,7 @@ def main() -> int:
     rows: list[tuple[str, dict]] = []
 
     def run(label: str, argv: list[str], *, any_rc: bool = False) -> None:
-        r = measure_any_rc(argv, a.runs, env) if any_rc else measure(argv, a.runs, env=env)
+        r = measure(argv, a.runs, env=env, ok=(0, 1) if any_rc else (0,))
         rows.append((label, r))
         print(f"{label:<52} median {r['median_ms']:>7} ms  p95 {r['p95_ms']:>7} ms", flush=True)
 

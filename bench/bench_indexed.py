@@ -23,6 +23,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.harness import tree_env  # noqa: E402
 
 COMMANDS = {
     "stats": ["stats", "--all"],
@@ -32,10 +35,7 @@ COMMANDS = {
 
 
 def _env(src: str, home: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["AMA_HOME"] = home
-    env["PYTHONPATH"] = src
-    return env
+    return tree_env(src, home, keep=("AMA_SCAN_WORKERS",))
 
 
 def _run(argv: list[str], env: dict[str, str] | None) -> tuple[float, float]:

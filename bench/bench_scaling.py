@@ -35,6 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.harness import measure, write_section  # noqa: E402
+from bench.harness import tree_env as _env  # noqa: E402
 
 SIZES = (100, 1000, 10000)
 SHAPES = ("spaced", "compact")
@@ -60,13 +61,6 @@ def generate(base: Path, shapes: list[str], sizes: list[int], big: bool) -> dict
                                check=True, env=env, stdout=subprocess.DEVNULL)  # fmt: skip
             sets[f"big-{shape}"] = d
     return sets
-
-
-def _env(src: str, home: Path) -> dict:
-    env = {**os.environ, "AMA_HOME": str(home), "PYTHONPATH": src}
-    env.pop("PYTHONDONTWRITEBYTECODE", None)  # run as an installed package would: with bytecode
-    env.pop("AMA_SCAN_WORKERS", None)
-    return env
 
 
 def build_once(src: str, sessions: Path, home: Path) -> dict:

@@ -34,6 +34,18 @@ def start_server(*extra: str, port: int = 0) -> tuple[subprocess.Popen, int]:
     return p, int(line.split()[1])
 
 
+def tree_env(src: str | None, home: str | os.PathLike, *, keep: tuple[str, ...] = ()) -> dict:
+    """The environment to run the ama of source tree ``src`` (None: the installed one)
+    with ``AMA_HOME=home``: with bytecode, as an installed package runs, and without the
+    scan-tuning variables (``AMA_SCAN_WORKERS``) unless named in ``keep``."""
+    drop = {"PYTHONDONTWRITEBYTECODE", "AMA_SCAN_WORKERS"} - set(keep)
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env["AMA_HOME"] = os.fspath(home)
+    if src:
+        env["PYTHONPATH"] = src
+    return env
+
+
 def measure(
     argv: list[str],
     runs: int = 20,
@@ -50,11 +62,12 @@ def measure(
     for i in range(warmup + runs):
         t0 = time.perf_counter()
         p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd)
+        err = p.stderr.read().decode(errors="replace") if p.stderr else ""  # (to its end: then wait)
         _, status, usage = os.wait4(p.pid, 0)
         dt = time.perf_counter() - t0
         p.returncode = os.waitstatus_to_exitcode(status)
-        err = p.stderr.read().decode(errors="replace") if p.stderr else ""
-        p.stderr.close()
+        if p.stderr:
+            p.stderr.close()
         if p.returncode not in ok:
             raise SystemExit(f"{' '.join(argv)} exited {p.returncode}: {err[-500:]}")
         if i >= warmup:
