@@ -156,9 +156,8 @@ def sessions_show(args: argparse.Namespace) -> int:
     meta.task_status = settled_status(meta.task_status, path)
     users = ov.users
     counts = ov.counts
-    import dataclasses  # (here: `sessions list` and `search` need not load it)
-
-    lineage = lineage_of(root, dataclasses.replace(data, entries=ov.customs))  # reads the archive marks
+    data.entries = ov.customs  # (the overview keeps no other entries) lineage reads the archive marks
+    lineage = lineage_of(root, data)
     leaves = ov.branches
     h = data.header
     info = {

@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING
 from ama.cli.util import local_time, one_line, print_json, sessions_dir
 
 if TYPE_CHECKING:
-    from ama.index.listing import Listing
-    from ama.session.catalog import Page
+    from ama.session.catalog import Listing, Page
     from ama.session.summary_data import SessionSummary
 
 
@@ -33,17 +32,9 @@ def _listing(root: str, args: argparse.Namespace) -> Listing:
         res = with_index(root, lambda db, info: page(db, info, root, short=short, **opts))
         if res is not None:
             return res[0]
-    from ama.index.listing import Listing, shown_ids
-    from ama.session.catalog import list_page, scan
-    from ama.session.layout import name_id
-    from ama.session.shortid import abbreviate
+    from ama.session.catalog import listing_of, scan
 
-    summaries = scan(root)
-    result = list_page(summaries, **opts)
-    if not short:
-        return Listing(result, None)
-    among = [s.id for s in summaries] + [name_id(s.path) for s in summaries]
-    return Listing(result, abbreviate(shown_ids(result), among=among))
+    return listing_of(scan(root), short=short, **opts)
 
 
 def sessions_list(args: argparse.Namespace) -> int:

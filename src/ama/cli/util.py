@@ -93,7 +93,7 @@ class OnlyVerb:
     """The subparsers of a command group, building only ``only`` (the verb on the command
     line) when it is given: every verb's arguments cost ~0.5 ms to declare, and the group's
     other verbs cannot run anyway.  ``only=None`` builds them all (help, docs, a verb that
-    is not one of ``verbs``: argparse's error lists the choices)."""
+    is not one of the group's: argparse's error lists the choices)."""
 
     def __init__(self, sub: Any, only: str | None) -> None:
         self._sub = sub

@@ -19,7 +19,16 @@ from typing import Any
 
 from ama.index.db import IndexUnavailable
 from ama.index.indexer import RefreshInfo, refresh
-from ama.session.catalog import Page, PageRow, apply_lineage, archived_flags, select_page
+from ama.session.catalog import (  # (Listing, shown_ids: also for callers of this module)
+    Listing,
+    Page,
+    PageRow,
+    apply_lineage,
+    archived_flags,
+    listing_of,
+    select_page,
+    shown_ids,
+)
 from ama.session.layout import name_id
 from ama.session.shortid import common_prefix
 from ama.session.summary_data import SessionSummary
@@ -99,19 +108,6 @@ def _unstored(path: str) -> SessionSummary:
 # --- one page ------------------------------------------------------------------------------
 
 
-class Listing:
-    """A page of the catalog and, when asked for, the short ids of its rows."""
-
-    def __init__(self, page: Page, short: dict[str, str] | None) -> None:
-        self.page = page
-        self.short = short  # id -> shortest unique prefix (8+), for ids and file-name ids shown
-
-
-def shown_ids(page: Page) -> list[str]:
-    """The ids a table of ``page`` prints: its sessions' and its damaged files' (by file name)."""
-    return [s.id for s in page.sessions] + [name_id(d.path) for d in page.damaged]
-
-
 class _Unreadable(Exception):
     """A stored summary with other fields than this ama's (or not JSON)."""
 
@@ -175,13 +171,7 @@ def _page(db: sqlite3.Connection, info: RefreshInfo, root: str, opts: dict[str, 
 def _page_of_summaries(
     db: sqlite3.Connection, info: RefreshInfo, root: str, opts: dict[str, Any], short: bool
 ) -> Listing:
-    every = summaries(db, info, root)
-    from ama.session.catalog import list_page
-    from ama.session.shortid import abbreviate
-
-    result = list_page(every, **opts)
-    among = [s.id for s in every] + [name_id(s.path) for s in every]
-    return Listing(result, abbreviate(shown_ids(result), among=among) if short else None)
+    return listing_of(summaries(db, info, root), short=short, **opts)
 
 
 def _page_by_sql(
@@ -329,8 +319,7 @@ def _page_of_rows(db: sqlite3.Connection, info: RefreshInfo, opts: dict[str, Any
         r = stored.get(p)
         if r is None:
             s = unstored[i] = _unstored(p)
-            r = (p, None, s.id, s.cwd, s.last_message_ms, s.parent_session, s.archived_own, s.subagent,
-                 s.problem is not None, s.mtime_ns)  # fmt: skip
+            r = (p, None, *catalog_values(s))  # (as a stored row: path, file id, the columns)
         rows.append(r)
     flags = archived_flags(
         [r[2] for r in rows], paths, [r[5] for r in rows], [r[6] for r in rows], absolute=True

@@ -187,6 +187,31 @@ def in_workspace_dir(path: str, cwd: str) -> bool:
     return os.path.basename(os.path.dirname(path)) == encode_cwd(cwd)
 
 
+class Listing:
+    """A page of the catalog and, when asked for, the short ids of its rows."""
+
+    def __init__(self, page: Page, short: dict[str, str] | None) -> None:
+        self.page = page
+        self.short = short  # id -> shortest unique prefix (8+), for ids and file-name ids shown
+
+
+def shown_ids(page: Page) -> list[str]:
+    """The ids a table of ``page`` prints: its sessions' and its damaged files' (by file name)."""
+    return [s.id for s in page.sessions] + [name_id(d.path) for d in page.damaged]
+
+
+def listing_of(summaries: list[SessionSummary], *, short: bool, **opts: Any) -> Listing:
+    """``list_page(summaries, **opts)``, with the short ids of its rows among every
+    summary's id and file-name id when ``short``."""
+    result = list_page(summaries, **opts)
+    if not short:
+        return Listing(result, None)
+    from ama.session.shortid import abbreviate
+
+    among = [s.id for s in summaries] + [name_id(s.path) for s in summaries]
+    return Listing(result, abbreviate(shown_ids(result), among=among))
+
+
 def list_page(
     summaries: list[SessionSummary],
     *,

@@ -24,7 +24,7 @@ _LIMITS = {"usd": 10**8, "tokens": 10**18, "requests": 10**18}
 
 
 def _count(v: Any) -> int:
-    return v if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 10**18 else 0
+    return v if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < _LIMITS["tokens"] else 0
 
 
 def usage_row(data: Any) -> tuple[str, list[int]] | None:

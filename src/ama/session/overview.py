@@ -56,7 +56,6 @@ def overview(buf: Buffer, *, path: str | None = None) -> Overview:
     count = tally.add
     add_id = ids.append
     prev: str | None = None
-    leaf: str | None = None  # as the tree sets it
     with gc_paused():
         for e, line in iter_entries(buf, data):
             look(e, line)
@@ -71,21 +70,16 @@ def overview(buf: Buffer, *, path: str | None = None) -> Overview:
             prev = eid
             cls = e.__class__
             if cls is MessageEntry:
-                leaf = eid
                 if isinstance(e.message, UserMessage):  # type: ignore[union-attr]
                     users.append(e)
             elif cls is CustomEntry and e.custom_type == LEAF_MARK:  # type: ignore[union-attr]
                 marks.add(eid)
-                leaf = pid
-            else:
-                leaf = eid
-                if cls is CustomEntry:
-                    customs.append(e)
-                elif isinstance(e, LabelEntry | SessionInfoEntry):
-                    kept.append(e)
+            elif cls is CustomEntry:
+                customs.append(e)
+            elif isinstance(e, LabelEntry | SessionInfoEntry):
+                kept.append(e)
             count(e)
-    if data.leaf_id is None or data.leaf_id in parent:  # as SessionTree(entries, leaf_id) takes it
-        leaf = data.leaf_id
+    leaf = data.leaf_id  # the reader's (None, or an entry it gave), as SessionTree takes it
     branch = set(path_of(leaf, parent))
     return Overview(
         data=data,
