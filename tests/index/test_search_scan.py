@@ -18,11 +18,13 @@ from ama.index.pattern import Pattern
 from ama.index.search import SearchQuery
 from tests.index.helpers import Builder, ama, restyle
 
-#: how the scan may be split: in this process only; forced workers with no sequential part;
-#: one file read here then the rest in workers; the defaults
+#: how the scan may be split: in this process only; forced workers with no sequential part
+#: (pass 1 by ripgrep for every file), and the same without ripgrep; one file read here then
+#: the rest by ripgrep and in workers; the defaults
 SPLITS = [
     {"AMA_SCAN_WORKERS": "1"},
     {"AMA_SCAN_WORKERS": "3", "AMA_SCAN_SEQUENTIAL_BYTES": "0"},
+    {"AMA_SCAN_WORKERS": "3", "AMA_SCAN_SEQUENTIAL_BYTES": "0", "AMA_SCAN_RG": "0"},
     {"AMA_SCAN_WORKERS": "2", "AMA_SCAN_SEQUENTIAL_BYTES": "1"},
     {},
 ]
@@ -238,3 +240,38 @@ def test_a_big_file_is_probed_in_overlapping_chunks(tmp_path: Path, kw: str) -> 
         assert small.file(str(path)) == whole.file(str(path)) == (True, None), at
     path.write_bytes(lines)
     assert small.file(str(path)) == whole.file(str(path)) == (False, None)
+
+
+def test_a_workspace_is_told_from_a_files_first_bytes(tmp_path: Path, monkeypatch) -> None:
+    """With a workspace, a file's first bytes rule it out when they hold its whole header:
+    the same answers as reading every file whole, wherever the header ends."""
+    body = b'{"type":"message","id":"m","message":{"role":"user","content":"parser"}}\n' * 3
+    heads = {
+        "here": b'{"type":"session","version":3,"id":"s","cwd":"/p","timestamp":"2026-03-01T10:00:00.000Z"}\n',
+        "there": b'{"type":"session","version":3,"id":"s","cwd":"/q","timestamp":"2026-03-01T10:00:00.000Z"}\n',
+        "escaped": b'{"type":"session","version":3,"id":"s","cwd":"\\/p","timestamp":"2026-03-01T10:00:00.000Z"}\n',
+        "blank first": b"\n" * 200 + b'{"type":"session","version":3,"id":"s","cwd":"/p"}\n',
+        "long there": b'{"type":"session","version":3,"id":"s","cwd":"/q","pad":"' + b"x" * 300 + b'"}\n',
+        "no header end": b'{"type":"session","version":3,"id":"s","cwd":"/p"',
+    }
+    q = SearchQuery(Pattern("parser"), project="/p")
+    got: dict[str, list] = {}
+    whole: list[int] = []
+    read_whole = SS.fanout.read_whole
+
+    def counted(fd: int, size: int) -> bytes:
+        whole.append(size)
+        return read_whole(fd, size)
+
+    monkeypatch.setattr(SS.fanout, "read_whole", counted)
+    for scope_bytes in (128, 1 << 20):
+        monkeypatch.setattr(SS, "SCOPE_BYTES", scope_bytes)
+        probe = SS._Probe(q, keyed=False, raw_first=False)
+        whole.clear()
+        for name, head in heads.items():
+            path = tmp_path / f"{name}.jsonl"
+            path.write_bytes(head + (body if name != "no header end" else b""))
+            got.setdefault(name, []).append(probe.file(str(path)))
+        assert len(whole) == (5 if scope_bytes == 128 else 6)  # "there" is not read whole
+    assert all(a == b for a, b in got.values()), got
+    assert [name for name, (a, _b) in got.items() if a[0]] == ["here", "escaped", "blank first"]

@@ -29,7 +29,7 @@ from ama.errors import InvalidArguments
 _FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE, "g": 0, "u": 0}
 _REGEX = re.compile(r"^/(.*)/([a-zA-Z]*)$", re.DOTALL)
 # escapes that can spell a character of an ASCII keyword: printable ASCII, İ, K, and \/
-_ASCII_ESCAPE = re.compile(rb"\\u00[2-7][0-9a-fA-F]|\\u0130|\\u212[aA]|\\/")
+ASCII_ESCAPE = re.compile(rb"\\u00[2-7][0-9a-fA-F]|\\u0130|\\u212[aA]|\\/")
 _ESCAPE = re.compile(rb"\\u(?!00[01][0-9a-fA-F])|\\/")
 _TOKENS = re.compile(r"[a-z0-9]+")
 _LOWER_TO_ASCII = (b"\xc4\xb0", b"\xe2\x84\xaa")  # İ -> i̇, K (Kelvin) -> k
@@ -115,7 +115,7 @@ class Pattern:
     def _hidden(self, data: Any, start: int) -> bool:
         """Whether JSON may hide a match from the raw bytes: an escape that can spell a
         character of the keyword, or a character whose lower case is an ASCII letter."""
-        if _ASCII_ESCAPE.search(data, start):
+        if ASCII_ESCAPE.search(data, start):
             return True
         kw = self.keyword or ""
         return ("i" in kw or "k" in kw) and not data.isascii() and any(s in data for s in _LOWER_TO_ASCII)

@@ -28,16 +28,19 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ama.index import fanout
-from ama.session.layout import iter_session_files
+from ama.session.layout import encode_cwd, iter_session_files
 
 if TYPE_CHECKING:
+    from ama.index import rg_probe
     from ama.index.pattern import Pattern
     from ama.index.search import Hit, SearchQuery
 
 SAMPLE_BYTES = 1 << 20  # probed here before forking, to tell a common keyword
+SAMPLE_FILES = 256  # (at most so many files: those of other workspaces are not counted above)
 SEQUENTIAL_BYTES = 2 << 20  # pass 3 reads this much newest-first before going parallel
 BIG = 32 << 20  # a larger file is probed a chunk at a time
 CHUNK = 8 << 20
+SCOPE_BYTES = 4096  # with a workspace, a bigger file's scope is read from this much first
 HEAD = TAIL = 64 * 1024  # the order key of a big file: its first and last bytes, if enough
 
 #: what pass 1 gives per candidate file: its order key (``(-last_ms, cwd, session_id)``),
@@ -118,6 +121,7 @@ class _Probe:
         self.big, self.chunk = big, chunk  # a file above ``big`` bytes is read ``chunk`` at a time
         self.project = q.project
         self.keyed = keyed  # give the order key of a candidate (msgspec is loaded)
+        self.read = 0  # bytes of the files it read past their first bytes
         self.raw_first = raw_first
         #: the workspace as its header spells it when it holds no escape: a header line
         #: without a backslash and without this is another workspace's
@@ -135,6 +139,9 @@ class _Probe:
             return False, None
         fd, size = opened
         try:
+            if self.cwd_json is not None and size > SCOPE_BYTES and not self._head_in_scope(fd):
+                return False, None  # another workspace's: told by its first bytes
+            self.read += size
             if size > self.big:
                 return self._big(fd, size)
             return self.data(fanout.read_whole(fd, size))
@@ -153,6 +160,13 @@ class _Probe:
             return True, None
         key = _key(data, self.project)
         return key is not None, key
+
+    def _head_in_scope(self, fd: int) -> bool:
+        """False when the file's first bytes hold its whole header and it is out of scope
+        (the offset stays at 0)."""
+        head = os.pread(fd, SCOPE_BYTES, 0)
+        pos = _header_end(head)
+        return pos < 0 or self._in_scope(head, pos)
 
     def _in_scope(self, data: Any, pos: int) -> bool:
         if self.project is None or self.cwd_json is None:
@@ -313,27 +327,53 @@ def _parallel(work: Callable[[list[int]], Any], weights: Sequence[int]) -> list:
 def scan(root: str, q: SearchQuery) -> list[Hit]:
     """Hits by reading the files under ``root``: at most ``limit + 1``, so that callers
     can tell there are more; the same hits in the same order as the index gives."""
-    paths = list(iter_session_files(os.path.abspath(root)))
-    if not paths:
-        return []
-    sizes = fanout.file_sizes(paths)
+    root = os.path.abspath(root)
+    links: set[str] = set()
+    walk = iter_session_files(root, links=links)
     keyed = not q.pattern.prefilters  # every file is a candidate: read its order at once
     if keyed:
         _preload()
-    # pass 1, the first files here: when one is a candidate, the keyword may be common
+    # pass 1, a sample here: the first files listed, or with a workspace the files of its
+    # directory (a name is only a hint: every file is probed, but these first).  When one
+    # is a candidate, the keyword may be common.
     probe = _Probe(q, keyed=keyed, raw_first=False)
-    found: Found = []
-    i, budget = 0, min(SAMPLE_BYTES, _budget())
-    while not keyed and i < len(paths) and budget > 0:
-        maybe, _ = probe.file(paths[i])
-        budget -= sizes[i]
+    head: list[str] = []  # the walk's first paths, when the sample took them
+    sample = walk if q.project is None else iter_session_files(os.path.join(root, encode_cwd(q.project)), max_depth=0)
+    sampled: dict[str, bool] = {}
+    budget = min(SAMPLE_BYTES, _budget())
+    while not keyed and probe.read < budget and len(sampled) < SAMPLE_FILES and (path := next(sample, None)):
+        if sample is walk:
+            head.append(path)
+        sampled[path] = maybe = probe.file(path)[0]
         if maybe:
-            found.append((i, None))
             keyed = True
             _preload()
-        i += 1
+    # a rare keyword: ripgrep, when installed, reads the rest while they are listed
+    rg = None
+    if not keyed:
+        from ama.index import rg_probe
+
+        rg = rg_probe.start(q.pattern, root)
+    try:
+        return _scan(head + list(walk), links, q, sampled, rg)
+    finally:
+        if rg is not None:
+            rg.cancel()
+
+
+def _scan(paths: list[str], links: set[str], q: SearchQuery, sampled: dict[str, bool], rg: rg_probe.Run | None) -> list[Hit]:
+    if not paths:
+        return []
+    sizes = fanout.file_sizes(paths)
+    keyed = any(sampled.values()) or not q.pattern.prefilters
     probe = _Probe(q, keyed=keyed, raw_first=keyed)
-    for part in _parallel(lambda g: _probe_all(probe, paths, [i + r for r in g]), sizes[i:]):
+    found: Found = [(j, None) for j, p in enumerate(paths) if sampled.get(p)]
+    rest = [j for j, p in enumerate(paths) if p not in sampled]
+    if not keyed and rest and rg is not None:
+        listed = rg.listed(paths, links)
+        if listed is not None:
+            rest = [j for j in rest if j in listed]
+    for part in _parallel(lambda g: _probe_all(probe, paths, [rest[r] for r in g]), [sizes[j] for j in rest]):
         found.extend((j, key) for j, key in part)
     if not found:
         return []

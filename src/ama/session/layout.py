@@ -39,9 +39,13 @@ def name_id(path: str) -> str:
     return stem.rpartition("_")[2] if "_" in stem else ""
 
 
-def iter_session_files(sessions_dir: str, *, trash: bool = False, max_depth: int = 3) -> Iterator[str]:
+def iter_session_files(
+    sessions_dir: str, *, trash: bool = False, max_depth: int = 3, links: set[str] | None = None
+) -> Iterator[str]:
     """Paths named ``*.jsonl`` under the sessions dir (``trash``: only those in the trash).
-    Every such name is yielded, readable or not: readers report what they cannot read."""
+    Every such name is yielded, readable or not: readers report what they cannot read.
+    ``links``: the yielded paths that are symbolic links are added to it (from the
+    directory entries: no system call)."""
     root = os.path.join(sessions_dir, TRASH) if trash else sessions_dir
 
     def walk(d: str, depth: int) -> Iterator[str]:
@@ -60,6 +64,8 @@ def iter_session_files(sessions_dir: str, *, trash: bool = False, max_depth: int
                 # except a FIFO, socket or device, which no session is and which a
                 # reader opening it could wait on for ever
                 if not _special(e):
+                    if links is not None and e.is_symlink():
+                        links.add(e.path)
                     yield e.path
                 continue
             try:
