@@ -139,7 +139,7 @@ def _version(cmd: str) -> str | None:
 def section_tools(args: argparse.Namespace) -> dict:
     needed = {
         "git": "shadow-git checkpoints, git HEAD hints",
-        "rg": "fast grep/find (a Python fallback is used without it)",
+        "rg": "fast grep/find and the first pass of a search without the index (a Python fallback is used without it)",
         "bwrap": "the OS sandbox for bash on Linux",
     }
     lines, found = [], {}
