@@ -311,3 +311,43 @@ def test_a_file_name_that_is_not_utf8_is_scanned_not_a_traceback(sessions_dir: P
         out, err = run(*args)
         assert out == run(*args, "--no-cache")[0] and b"not valid UTF-8" in err, args
         assert out.count(b"widgets") >= (2 if args[1] == "search" else 0)
+
+
+def test_a_write_takes_the_checks_changes_unless_another_write_came_between(sessions_dir: Path, monkeypatch) -> None:
+    """After a turn the refresh compares the rows once: the write reuses that comparison
+    when the generation is the one the check saw; otherwise it compares again."""
+    from ama.index import indexer, update
+
+    s = session(sessions_dir)
+    other = session(sessions_dir, "/q")
+    db = D.connect()
+    second = D.connect()
+    try:
+        root = str(sessions_dir)
+        refresh(db, root)
+        calls: list[str] = []
+        real = indexer.changes
+
+        def counted(*args):
+            calls.append("changes")
+            return real(*args)
+
+        monkeypatch.setattr(indexer, "changes", counted)
+        monkeypatch.setattr(update, "changes", counted)
+        s.user("more widgets", "2026-03-01T10:01:00.000Z")
+        info = refresh(db, root)
+        assert (info.scanned, info.cached) == (1, 1) and calls == ["changes"]
+        # a check, then another process writes (the other file changed), then the write
+        s.user("and more", "2026-03-01T10:02:00.000Z")
+        disk = scan_disk(root)
+        checked = indexer._check(db, root, disk.as_dict(), disk.digest())
+        assert checked.changed == [s.path]
+        other.user("meanwhile", "2026-03-01T10:03:00.000Z")
+        refresh(second, root)  # writes both files
+        calls.clear()
+        update.write(db, root, disk.as_dict(), progress=False, on_file=None, checked=checked)
+        assert calls == ["changes"]  # compared again, not taken from the stale check
+        assert refresh(db, root).cached == 2
+    finally:
+        second.close()
+        db.close()

@@ -387,13 +387,14 @@ def refresh(
             if row is not None and row[1] == digest:
                 return _current(row[0], disk)
         files = disk.as_dict()
+        checked = None
         if not force:
-            rid, changed, removed, rebuild = _check(db, root, files, digest)
-            if rid is not None and not changed and not removed and not rebuild:
-                return _current(rid, disk)
+            checked = _check(db, root, files, digest)
+            if checked.rid is not None and not checked.changed and not checked.removed and not checked.rebuild:
+                return _current(checked.rid, disk)
         from ama.index.update import write
 
-        info = write(db, root, files, progress=progress, on_file=on_file, force=force)
+        info = write(db, root, files, progress=progress, on_file=on_file, force=force, checked=checked)
         info._disk = disk
         return info
     except sqlite3.Error as e:
@@ -414,9 +415,27 @@ def _current(rid: int, disk: DiskState) -> RefreshInfo:
     return info
 
 
-def _check(
-    db: sqlite3.Connection, root: str, disk: dict[str, tuple[int, int, int]], digest: str
-) -> tuple[int | None, list[str], list[str], bool]:
+class Checked:
+    """What :func:`changes` found, and the index's generation when it looked: a writer
+    that finds the same generation may take these instead of looking again (every write
+    of rows moves the generation, ``update.write``).  (A plain class: ``typing`` is not
+    loaded on this path.)"""
+
+    __slots__ = ("generation", "rid", "changed", "removed", "rebuild")
+
+    def __init__(
+        self, generation: str | None, rid: int | None, changed: list[str], removed: list[str], rebuild: bool
+    ) -> None:
+        self.generation, self.rid, self.changed, self.removed, self.rebuild = (
+            generation,
+            rid,
+            changed,
+            removed,
+            rebuild,
+        )
+
+
+def _check(db: sqlite3.Connection, root: str, disk: dict[str, tuple[int, int, int]], digest: str) -> Checked:
     """:func:`changes`, and when there are none, ``digest`` recorded as the root's verified
     state -- in the same transaction as the rows were read, so that the mark is never set
     on rows another process changed meanwhile (SQLite refuses to upgrade a read snapshot
@@ -424,13 +443,13 @@ def _check(
     at once (locked, read-only)."""
     db.execute("BEGIN")
     try:
-        rid, changed, removed, rebuild = changes(db, root, disk)
-        if rid is not None and not changed and not removed and not rebuild:
+        checked = Checked(meta(db, "generation"), *changes(db, root, disk))
+        if checked.rid is not None and not checked.changed and not checked.removed and not checked.rebuild:
             with no_wait(db), contextlib.suppress(sqlite3.OperationalError):
-                db.execute("UPDATE roots SET verified = ? WHERE id = ?", (digest, rid))
+                db.execute("UPDATE roots SET verified = ? WHERE id = ?", (digest, checked.rid))
         db.execute("COMMIT")
     except BaseException:
         if db.in_transaction:
             db.execute("ROLLBACK")
         raise
-    return rid, changed, removed, rebuild
+    return checked

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 
 from ama.index import build, vocab
 from ama.index import record as R
-from ama.index.indexer import RefreshInfo, changes, meta
+from ama.index.indexer import Checked, RefreshInfo, changes, meta
 from ama.index.listing import INSERT_CATALOG
 from ama.index.rows import INDEX_FORMAT
 from ama.index.timeutil import Days, tz_key
@@ -109,13 +109,16 @@ def write(
     progress: bool,
     on_file: Callable[[str], None] | None,
     force: bool = False,
+    checked: Checked | None = None,
 ) -> RefreshInfo:
+    """Bring the rows of ``root`` to ``disk``'s state; ``checked``: what the caller's
+    :func:`changes` found (used when no write came between)."""
     # an update makes many short-lived objects and no garbage cycles: the cyclic collector
     # would only cost time (~10 % of a build's writing process)
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _write(db, root, disk, progress=progress, on_file=on_file, force=force)
+        return _write(db, root, disk, progress=progress, on_file=on_file, force=force, checked=checked)
     finally:
         if collecting:
             gc.enable()
@@ -129,13 +132,18 @@ def _write(
     progress: bool,
     on_file: Callable[[str], None] | None,
     force: bool,
+    checked: Checked | None,
 ) -> RefreshInfo:
     db.execute("BEGIN IMMEDIATE")
     try:
+        generation = meta(db, "generation")
+        if checked is not None and checked.generation == generation:  # no write since
+            rid, changed, removed, rebuild = checked.rid, checked.changed, checked.removed, checked.rebuild
+        else:
+            rid, changed, removed, rebuild = changes(db, root, disk)
         # the generation (the query cache's key) moves with the first rows committed: a
         # write stopped between two of its commits leaves no cached answer current
-        _set_meta(db, "generation", str(int(meta(db, "generation") or 0) + 1))
-        rid, changed, removed, rebuild = changes(db, root, disk)
+        _set_meta(db, "generation", str(int(generation or 0) + 1))
         rebuild = rebuild or force or meta(db, "summary_fields") != summary_fields()
         dead = int(meta(db, "fts_dead") or 0)
         live = db.execute("SELECT coalesce(sum(ndocs), 0) FROM files").fetchone()[0]
