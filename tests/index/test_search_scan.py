@@ -191,14 +191,14 @@ def test_many_files_limits_and_the_more_hint(sessions_dir: Path, tmp_path: Path)
     assert found[-1][0] == "" and "No matches" in found[-1][1]
 
 
-def test_a_search_that_finds_nothing_loads_no_decoder(sessions_dir: Path) -> None:
+def test_a_search_that_finds_nothing_loads_no_decoder_and_no_sqlite(sessions_dir: Path) -> None:
     s = Builder(sessions_dir, "/p")
     s.user("parser here", "2026-03-01T10:00:00.000Z")
     code = (
         "import sys\n"
         "from ama.cli.main import main\n"
         "main(['sessions', 'search', sys.argv[1], '--all', '--no-cache'])\n"
-        "print(sorted(m for m in ('msgspec', 'ama.index.extract', 'ama.session.reader') if m in sys.modules))\n"
+        "print(sorted(m for m in ('msgspec', 'ama.index.extract', 'ama.session.reader', 'sqlite3') if m in sys.modules))\n"
     )
     for kw, loaded in (("xyzzy", "[]"), ("parser", "['ama.index.extract', 'ama.session.reader', 'msgspec']")):
         p = subprocess.run([sys.executable, "-c", code, kw], capture_output=True, text=True, timeout=60, env=os.environ)

@@ -12,16 +12,17 @@ the same order, with the same locators:
 from __future__ import annotations
 
 import os
-import sqlite3
 from array import array
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ama.index import vocab
 from ama.index.pattern import Pattern
 from ama.index.timeutil import ts_ms
 from ama.index.verify import doc_part
+
+if TYPE_CHECKING:  # (a search without the index loads neither)
+    import sqlite3
 
 # ama.index.lines / extract (msgspec, the session reader) are imported when a line has to
 # be read: a search the index answers with "nothing" does not load them.
@@ -272,6 +273,8 @@ def fts_query(db: sqlite3.Connection, pattern: Pattern) -> str | None:
 
 
 def _fts_query(db: sqlite3.Connection, tokens: list[str]) -> str | None:
+    from ama.index import vocab
+
     groups = []
     table = "terms"
     dirty = db.execute("SELECT value FROM meta WHERE key = 'terms_dirty'").fetchone()

@@ -364,7 +364,6 @@ def scan(root: str, q: SearchQuery) -> list[Hit]:
 def _scan(paths: list[str], links: set[str], q: SearchQuery, sampled: dict[str, bool], rg: rg_probe.Run | None) -> list[Hit]:
     if not paths:
         return []
-    sizes = fanout.file_sizes(paths)
     keyed = any(sampled.values()) or not q.pattern.prefilters
     probe = _Probe(q, keyed=keyed, raw_first=keyed)
     found: Found = [(j, None) for j, p in enumerate(paths) if sampled.get(p)]
@@ -373,6 +372,11 @@ def _scan(paths: list[str], links: set[str], q: SearchQuery, sampled: dict[str, 
         listed = rg.listed(paths, links)
         if listed is not None:
             rest = [j for j in rest if j in listed]
+    # the sizes (the weights of the work split over the cores) of the files read from here
+    sizes = [0] * len(paths)
+    need = rest + [j for j, _key in found]
+    for j, size in zip(need, fanout.file_sizes([paths[j] for j in need]), strict=True):
+        sizes[j] = size
     for part in _parallel(lambda g: _probe_all(probe, paths, [rest[r] for r in g]), [sizes[j] for j in rest]):
         found.extend((j, key) for j, key in part)
     if not found:
