@@ -141,6 +141,12 @@ def test_a_failing_or_missing_ripgrep_leaves_every_file_to_the_prefilter(tmp_pat
     monkeypatch.setenv("AMA_SCAN_RG", "0")
     assert rg_probe.start(p, str(root)) is None
     monkeypatch.setenv("AMA_SCAN_RG", "")
+    with monkeypatch.context() as m:  # a platform without posix_spawn
+        m.delattr(os, "posix_spawn")
+        assert rg_probe.start(p, str(root)) is None
+    run = rg_probe.start(p, str(root))
+    assert run is not None
+    run.cancel()
     monkeypatch.setenv("PATH", str(tmp_path))  # no rg on PATH
     assert rg_probe.find_rg() is None and rg_probe.start(p, str(root)) is None
 

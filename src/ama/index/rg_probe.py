@@ -22,11 +22,12 @@ plain ASCII keywords the prefilter can rule files out for are asked (a regular
 expression or a non-ASCII keyword is left to Python: ``str.lower`` and case folding
 differ outside ASCII).
 
-ripgrep is started on the sessions directory before Python lists it, so that the two
-overlap.  It walks what :func:`ama.session.layout.iter_session_files` walks, or more:
-names ending in ``.jsonl`` (``-g``), no ignore files (``--no-ignore``), names starting
-with a dot skipped (as the layout skips them), four levels deep (the layout's three
-below the directory), symbolic links not followed -- so a listed path that is a link is
+The scan starts ripgrep on the sessions directory once the first files it probed itself
+hold no candidate (``search_scan.scan``), and goes on listing the directory meanwhile.
+ripgrep walks what :func:`ama.session.layout.iter_session_files` walks, or more: names
+ending in ``.jsonl`` (``-g``), no ignore files (``--no-ignore``), names starting with a
+dot skipped (as the layout skips them), four levels deep (the layout's three below the
+directory), symbolic links not followed -- so a path of the listing that is a link is
 handed to the prefilter whatever ripgrep says.  It runs with ``--no-config`` (a user's
 ``RIPGREP_CONFIG_PATH`` could add ``--max-filesize`` or globs), ``-a`` (a NUL byte does
 not end the search), ``-E none`` (no transcoding after a UTF-16 byte-order mark) and
@@ -136,7 +137,7 @@ def start(pattern: Pattern, root: str) -> Run | None:
     """A ripgrep listing the files under ``root`` that may hold a hit, or None when
     ripgrep is not used (not installed, turned off, or not for this pattern)."""
     rx = regexes(pattern)
-    rg = find_rg() if rx is not None else None
+    rg = find_rg() if rx is not None and hasattr(os, "posix_spawn") else None
     if rg is None or rx is None:
         return None
     argv = [rg, *ARGS]
