@@ -37,8 +37,9 @@ def test_draft_state_is_the_agents(tmp_path: Path, ama_home: Path) -> None:
 
 
 def test_no_draft_state_where_building_may_change_it(tmp_path: Path, ama_home: Path) -> None:
-    """Plan mode (plan.model may replace the model) and a resumed session (it may go back
-    into plan mode) are answered by the finished agent only."""
+    """Plan mode (plan.model may replace the model) is answered by the finished agent only;
+    a resumed session that does not go back into plan mode is known from the draft
+    (tests/rpc/test_rpc_start.py has one that does)."""
     _config(ama_home)
     draft = prepare_agent(AgentOptions(cwd=str(tmp_path), model="local/m", permission_mode="plan"))
     assert draft.state() is None
@@ -49,9 +50,10 @@ def test_no_draft_state_where_building_may_change_it(tmp_path: Path, ama_home: P
     path = agent.session.path
     asyncio.run(agent.close())
     draft = prepare_agent(AgentOptions(cwd=str(tmp_path), session=str(path)))
-    assert draft.state() is None
+    early = draft.state()
     agent, _ = finish_agent(draft)
     assert agent.state()["sessionFile"] == path and agent.state()["leafId"] is not None
+    assert early == agent.state()
     asyncio.run(agent.close())
 
 

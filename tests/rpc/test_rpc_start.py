@@ -71,6 +71,48 @@ def test_plan_mode_state_comes_from_the_finished_agent(tmp_path: Path, ama_home:
     assert early["model"]["provider"] == "chan" and early["permissionMode"] == "plan"
 
 
+def _resumable(tmp_path: Path, ama_home: Path, plan_active: bool | None) -> str:
+    """A session file with entries (and an ``ama.plan_state`` record when asked)."""
+    from ama.messages import UserMessage
+    from ama.session.store import Session
+
+    s = Session.create(str(tmp_path), ama_home / "sessions")
+    s.append_message(UserMessage(content="hello", timestamp=1))
+    s.append_model_change("local", "m")
+    if plan_active is not None:
+        s.append_custom("ama.plan_state", {"active": plan_active, "prePlanMode": "default"})
+    s.close()
+    assert s.path is not None
+    return s.path
+
+
+def test_a_resumed_session_is_answered_early_unless_it_goes_back_into_plan_mode(
+    tmp_path: Path, ama_home: Path
+) -> None:
+    """A resumed session's state is known from the first step too (the second step's
+    warning comes after the early answer); one whose plan state is active gets its answer
+    from the finished agent, in plan mode (an explicit mode wins, and is answered early)."""
+    _config(ama_home, permissions={"allow": ["bash("]})
+    data = _lines({"type": "get_state", "id": "early"}, {"type": "get_tools", "id": "t"}, {"type": "get_state", "id": "late"})
+    for plan_active, extra, early_answer, mode in [
+        (None, (), True, "default"),
+        (False, (), True, "default"),
+        (True, (), False, "plan"),
+        (True, ("--permission-mode", "auto-edit"), True, "auto-edit"),
+    ]:
+        path = _resumable(tmp_path, ama_home, plan_active)
+        rc, lines, err = _run(tmp_path, data, "--model", "local/m", "--resume", path, *extra)
+        assert rc == 0, err
+        kinds = [m["type"] if m["type"] != "notification" else m["level"] for m in lines]
+        if early_answer:
+            assert kinds == ["hello", "session_start", "response", "warn", "response", "response"], (plan_active, lines)
+        else:
+            assert kinds == ["hello", "session_start", "warn", "response", "response", "response"], (plan_active, lines)
+        res = {m.get("id"): m["data"] for m in lines if m["type"] == "response"}
+        assert res["early"] == res["late"], (plan_active, extra)
+        assert res["early"]["permissionMode"] == mode and res["early"]["sessionFile"] == path
+
+
 def test_order_and_warnings_of_both_steps(tmp_path: Path, ama_home: Path) -> None:
     """hello, the configuration's warnings, session_start, the early answers; the warnings of
     the second step (a bad permission rule) before the first response that needed it."""

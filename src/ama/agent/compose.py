@@ -127,10 +127,17 @@ class AgentDraft:
 
     def state(self) -> dict[str, Any] | None:
         """What ``AgentSession.state()`` of the agent :func:`finish_agent` makes will say, when
-        that is known before it is built: a session without entries (a resumed one may go back
-        into plan mode), not in plan mode (``plan.model`` may replace the model).  Else None."""
-        if self.session.entries or self.permission_mode == "plan":
+        that is known before it is built: not in plan mode (``plan.model`` may replace the
+        model), nor a resumed session that goes back into it (its ``ama.plan_state`` is
+        active and no mode was given: ``agent/plan_mode.py``).  Else None."""
+        if self.permission_mode == "plan":
             return None
+        if self.session.entries and self.opts.permission_mode is None:
+            from ama.agent.plans import STATE_TYPE
+
+            plan = self.session.latest_custom(STATE_TYPE)
+            if isinstance(plan, dict) and plan.get("active"):
+                return None
         from ama.agent.snapshot import agent_state
 
         return agent_state(self.session, self.model, self.thinking_level, self.permission_mode)
