@@ -30,11 +30,12 @@ def pane(name: str) -> str:
     return subprocess.run(["tmux", "capture-pane", "-t", name, "-p", "-S", "-200"], capture_output=True, text=True).stdout
 
 
-def wait_for(name: str, text: str, timeout: float = 30) -> str:
+def wait_for(name: str, text: str, timeout: float = 30, *, after: str = "") -> str:
+    """The screen once ``text`` is on it (past the last ``after``, when given)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         out = pane(name)
-        if text in out:
+        if after in out and text in (out.rpartition(after)[2] if after else out):
             return out
         time.sleep(0.1)
     raise AssertionError(f"{text!r} did not appear; screen:\n{pane(name)}")
@@ -70,7 +71,8 @@ def test_prompt_approval_interrupt_quit_in_tmux(tmux_session: str, ama_home: Pat
     wait_for(name, "slow slow")  # the slow reply is streaming (shown in the live region)
     subprocess.run(["tmux", "send-keys", "-t", name, "Escape"], check=True)
     screen = wait_for(name, "interrupted\n")
-    wait_for(name, "cached\n>")  # the run has settled and the prompt reads again
+    # the run has settled and the prompt reads again (the first turn's line ends the same)
+    wait_for(name, "cached\n>", after="interrupted\n")
     subprocess.run(["tmux", "send-keys", "-t", name, "C-c"], check=True)
     wait_for(name, "press Ctrl-C again")
     subprocess.run(["tmux", "send-keys", "-t", name, "C-c"], check=True)
