@@ -302,3 +302,43 @@ def test_the_prefilter_keeps_lines_it_cannot_prove_irrelevant() -> None:
     ]
     assert not any(RELEVANT.match(b"\n" + line) for line in skipped)
     assert all(RELEVANT.match(b"\n" + line) for line in kept)
+
+
+def test_rows_summed_by_sqlite_give_the_per_file_report(corpus: dict, sessions_dir: Path, monkeypatch) -> None:
+    """A report without --by sums the request and turn rows in SQLite and counts the
+    sessions there: the same report as adding the rows of each file in Python."""
+    import time
+
+    from ama.index import db as D
+    from ama.index import stats as S
+    from ama.index.indexer import refresh
+
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    # a turn that starts before midnight and is answered after: up to that day the
+    # session has a turn and no request
+    s = Builder(sessions_dir, "/midnight", created="2026-03-05T09:00:00.000Z")
+    s.user("late", "2026-03-05T23:59:58.000Z")
+    s.assistant("2026-03-06T00:00:05.000Z")
+    s.user("again", "2026-03-06T10:00:00.000Z")
+    s.assistant("2026-03-06T10:00:05.000Z")
+    db = D.connect()
+    try:
+        rid = refresh(db, str(sessions_dir)).root_id
+        cwds = [c for (c,) in db.execute("SELECT DISTINCT cwd FROM files WHERE cwd IS NOT NULL")]
+        queries = [S.StatsQuery(), S.StatsQuery(since="2026-03-02"), S.StatsQuery(until="2026-03-01"),
+                   S.StatsQuery(since="2026-03-02", until="2026-03-02"), S.StatsQuery(since="2099-01-01")]  # fmt: skip
+        queries += [S.StatsQuery(project=c) for c in cwds]
+        queries += [S.StatsQuery(until="2026-03-05", project="/midnight")]
+        sessions = []
+        for q in queries:
+            summed = S.aggregate(S.from_index(db, rid, q, summed=True), q)
+            per_file = S.aggregate(S.from_index(db, rid, q, summed=False), q)
+            assert summed == per_file, vars(q)
+            sessions.append(summed["sessions"])
+        assert sessions[0] >= 3 and sessions[4] == 0 and len(set(sessions)) > 2
+        assert sessions[-1] == 1  # the midnight session, by its turn alone
+    finally:
+        db.close()
+        monkeypatch.undo()
+        time.tzset()

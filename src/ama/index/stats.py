@@ -71,6 +71,9 @@ class Gathered:
         self.counts = FileCounts()
         #: file key -> "task:<agent>" for task sub-agent sessions (``--by agent``; others "main")
         self.agents: dict[Any, str] = {}
+        #: the number of sessions with requests or turns in range, when ``req`` and
+        #: ``turns`` were summed over the files already (their file key is then None)
+        self.sessions: int | None = None
 
 
 def agent_label(head: bytes) -> str:
@@ -160,8 +163,23 @@ _LAT_COLS = (
 )
 
 
-def from_index(db: sqlite3.Connection, root_id: int, q: StatsQuery) -> Gathered:
-    """Facts from the index rows of one root (already refreshed)."""
+#: the request and turn columns summed over the files (a report without ``--by``)
+_REQ_SUMS = (
+    "NULL, NULL, s.day, s.kind, s.provider, s.model, s.channel, sum(s.requests), sum(s.input), sum(s.output),"
+    " sum(s.cache_read), sum(s.cache_write), sum(s.cost_units), sum(s.priced), sum(s.errors), sum(s.retries)"
+)
+_REQ_KEY = "s.day, s.kind, s.provider, s.model, s.channel"
+_TURN_SUMS = "NULL, NULL, s.day, s.provider, s.model, s.channel, sum(s.turns), sum(s.duration_ms)"
+_TURN_KEY = "s.day, s.provider, s.model, s.channel"
+
+
+def from_index(db: sqlite3.Connection, root_id: int, q: StatsQuery, *, summed: bool | None = None) -> Gathered:
+    """Facts from the index rows of one root (already refreshed).  ``summed`` (default:
+    without ``--by``): the request and turn rows summed over the files by SQLite, with the
+    number of sessions counted there -- the same report from a few hundred rows instead of
+    one per file and key (integer sums; :func:`aggregate` adds them the same way)."""
+    if summed is None:
+        summed = q.by is None
     where = "f.root_id = ? AND f.valid = 1"
     args: list[Any] = [root_id]
     if q.project is not None:
@@ -175,13 +193,31 @@ def from_index(db: sqlite3.Connection, root_id: int, q: StatsQuery) -> Gathered:
     a = args + day_args
     g = Gathered()
     join = f"JOIN files f ON f.id = s.file_id WHERE {where}{day_where}"
-    g.req = db.execute(f"SELECT s.file_id, f.cwd, {_REQ_COLS} FROM stat_requests s {join}", a).fetchall()
-    g.turns = db.execute(f"SELECT s.file_id, f.cwd, {_TURN_COLS} FROM stat_turns s {join}", a).fetchall()
-    g.turns += db.execute(
-        "SELECT f.id, f.cwd, f.ot_day, f.ot_provider, f.ot_model, f.ot_channel, 1, f.ot_ms FROM files f"
-        f" WHERE {where} AND f.ot_day IS NOT NULL",
-        args,
-    ).fetchall()
+    ot_where = f"{where} AND f.ot_day IS NOT NULL"
+    if summed:
+        ot_day_where = day_where.replace("s.day", "f.ot_day")
+        g.req = db.execute(f"SELECT {_REQ_SUMS} FROM stat_requests s {join} GROUP BY {_REQ_KEY}", a).fetchall()
+        g.turns = db.execute(f"SELECT {_TURN_SUMS} FROM stat_turns s {join} GROUP BY {_TURN_KEY}", a).fetchall()
+        g.turns += db.execute(
+            "SELECT NULL, NULL, f.ot_day, f.ot_provider, f.ot_model, f.ot_channel, count(*), sum(f.ot_ms)"
+            f" FROM files f WHERE {ot_where}{ot_day_where}"
+            " GROUP BY f.ot_day, f.ot_provider, f.ot_model, f.ot_channel",
+            args + day_args,
+        ).fetchall()
+        (g.sessions,) = db.execute(
+            f"SELECT count(*) FROM (SELECT s.file_id FROM stat_requests s {join}"
+            f" UNION SELECT s.file_id FROM stat_turns s {join}"
+            f" UNION SELECT f.id FROM files f WHERE {ot_where}{ot_day_where})",
+            a + a + args + day_args,
+        ).fetchone()
+    else:
+        g.req = db.execute(f"SELECT s.file_id, f.cwd, {_REQ_COLS} FROM stat_requests s {join}", a).fetchall()
+        g.turns = db.execute(f"SELECT s.file_id, f.cwd, {_TURN_COLS} FROM stat_turns s {join}", a).fetchall()
+        g.turns += db.execute(
+            "SELECT f.id, f.cwd, f.ot_day, f.ot_provider, f.ot_model, f.ot_channel, 1, f.ot_ms FROM files f"
+            f" WHERE {ot_where}",
+            args,
+        ).fetchall()
     g.latency = db.execute(f"SELECT s.file_id, f.cwd, {_LAT_COLS} FROM stat_latency s {join}", a).fetchall()
     g.external = db.execute(f"SELECT s.file_id, f.cwd, {_EXT_COLS} FROM stat_external s {join}", a).fetchall()
     for name, calls in db.execute(f"SELECT s.name, sum(s.calls) FROM stat_tools s {join} GROUP BY s.name", a):
@@ -361,6 +397,8 @@ def aggregate(g: Gathered, q: StatsQuery) -> dict:
     reporting = {ep for ep, e in endpoints.items() if e["cache"][1] + e["cache"][2] > 0}
     with_requests = [ep for ep, e in endpoints.items() if e["requests"]]
     report = _acc_json(total, reporting)
+    if g.sessions is not None:  # the rows were summed over the files (from_index)
+        report["sessions"] = g.sessions
     report["cacheEndpoints"] = {
         "reporting": len([ep for ep in with_requests if ep in reporting]),
         "total": len(with_requests),
