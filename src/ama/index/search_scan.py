@@ -7,7 +7,9 @@ Three passes, each over what the one before let through:
    a few ``memchr`` tests, one lowercasing and one ``find``, the check for escapes that
    could hide a match).  Nothing beyond the standard library is needed for it: a keyword
    found nowhere answers without loading msgspec or the session reader.  A worker sends
-   back file numbers.
+   back file numbers.  A sample is probed here first (the first files listed, or a
+   workspace's own directory); when it holds no candidate and ripgrep is installed, only
+   the files ripgrep lists are probed (``index/rg_probe.py``: a superset of the answer).
 2. **Their order**: newest first, by the timestamp of the last message line (then
    workspace, session id and path), read from the candidate files only.  When a regular
    expression makes every file a candidate, or the first files this process probes show
