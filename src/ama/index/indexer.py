@@ -390,7 +390,8 @@ def refresh(
         checked = None
         if not force:
             checked = _check(db, root, files, digest)
-            if checked.rid is not None and not checked.changed and not checked.removed and not checked.rebuild:
+            if checked.current:
+                assert checked.rid is not None
                 return _current(checked.rid, disk)
         from ama.index.update import write
 
@@ -426,13 +427,16 @@ class Checked:
     def __init__(
         self, generation: str | None, rid: int | None, changed: list[str], removed: list[str], rebuild: bool
     ) -> None:
-        self.generation, self.rid, self.changed, self.removed, self.rebuild = (
-            generation,
-            rid,
-            changed,
-            removed,
-            rebuild,
-        )
+        self.generation = generation
+        self.rid = rid
+        self.changed = changed
+        self.removed = removed
+        self.rebuild = rebuild
+
+    @property
+    def current(self) -> bool:
+        """The root's rows are as the files are."""
+        return self.rid is not None and not self.changed and not self.removed and not self.rebuild
 
 
 def _check(db: sqlite3.Connection, root: str, disk: dict[str, tuple[int, int, int]], digest: str) -> Checked:
@@ -444,7 +448,7 @@ def _check(db: sqlite3.Connection, root: str, disk: dict[str, tuple[int, int, in
     db.execute("BEGIN")
     try:
         checked = Checked(meta(db, "generation"), *changes(db, root, disk))
-        if checked.rid is not None and not checked.changed and not checked.removed and not checked.rebuild:
+        if checked.current:
             with no_wait(db), contextlib.suppress(sqlite3.OperationalError):
                 db.execute("UPDATE roots SET verified = ? WHERE id = ?", (digest, checked.rid))
         db.execute("COMMIT")

@@ -357,16 +357,17 @@ def scan(root: str, q: SearchQuery) -> list[Hit]:
 
         rg = rg_probe.start(q.pattern, root)
     try:
-        return _scan(head + list(walk), links, q, sampled, rg)
+        return _scan(head + list(walk), links, q, sampled, keyed, rg)
     finally:
         if rg is not None:
             rg.cancel()
 
 
-def _scan(paths: list[str], links: set[str], q: SearchQuery, sampled: dict[str, bool], rg: rg_probe.Run | None) -> list[Hit]:
+def _scan(
+    paths: list[str], links: set[str], q: SearchQuery, sampled: dict[str, bool], keyed: bool, rg: rg_probe.Run | None
+) -> list[Hit]:
     if not paths:
         return []
-    keyed = any(sampled.values()) or not q.pattern.prefilters
     probe = _Probe(q, keyed=keyed, raw_first=keyed)
     found: Found = [(j, None) for j, p in enumerate(paths) if sampled.get(p)]
     rest = [j for j, p in enumerate(paths) if p not in sampled]

@@ -173,6 +173,16 @@ _TURN_SUMS = "NULL, NULL, s.day, s.provider, s.model, s.channel, sum(s.turns), s
 _TURN_KEY = "s.day, s.provider, s.model, s.channel"
 
 
+def _days(q: StatsQuery, column: str) -> tuple[str, list[str]]:
+    """The SQL condition (`` AND ...``) and its arguments that keep ``column`` in range."""
+    where, args = "", []
+    for op, v in ((">=", q.since), ("<=", q.until)):
+        if v:
+            where += f" AND {column} {op} ?"
+            args.append(v)
+    return where, args
+
+
 def from_index(db: sqlite3.Connection, root_id: int, q: StatsQuery, *, summed: bool | None = None) -> Gathered:
     """Facts from the index rows of one root (already refreshed).  ``summed`` (default:
     without ``--by``): the request and turn rows summed over the files by SQLite, with the
@@ -185,17 +195,13 @@ def from_index(db: sqlite3.Connection, root_id: int, q: StatsQuery, *, summed: b
     if q.project is not None:
         where += " AND f.cwd = ?"
         args.append(q.project)
-    day_where, day_args = "", []
-    for op, v in ((">=", q.since), ("<=", q.until)):
-        if v:
-            day_where += f" AND s.day {op} ?"
-            day_args.append(v)
+    day_where, day_args = _days(q, "s.day")
     a = args + day_args
     g = Gathered()
     join = f"JOIN files f ON f.id = s.file_id WHERE {where}{day_where}"
     ot_where = f"{where} AND f.ot_day IS NOT NULL"
     if summed:
-        ot_day_where = day_where.replace("s.day", "f.ot_day")
+        ot_day_where, _ = _days(q, "f.ot_day")
         g.req = db.execute(f"SELECT {_REQ_SUMS} FROM stat_requests s {join} GROUP BY {_REQ_KEY}", a).fetchall()
         g.turns = db.execute(f"SELECT {_TURN_SUMS} FROM stat_turns s {join} GROUP BY {_TURN_KEY}", a).fetchall()
         g.turns += db.execute(
