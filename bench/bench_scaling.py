@@ -41,6 +41,8 @@ SIZES = (100, 1000, 10000)
 SHAPES = ("spaced", "compact")
 TITLE = "Scaling"
 KEYWORD = "xyzzy"  # in no generated session
+#: the interpreter of every measured process (--python)
+PYTHON = sys.executable
 
 
 def generate(base: Path, shapes: list[str], sizes: list[int], big: bool) -> dict[str, Path]:
@@ -67,7 +69,7 @@ def build_once(src: str, sessions: Path, home: Path) -> dict:
     """One index build from an empty home: wall time, CPU time and the child's peak RSS."""
     shutil.rmtree(home, ignore_errors=True)
     t0 = time.perf_counter()
-    p = subprocess.Popen([sys.executable, "-m", "ama", "doctor", "--reindex", "--session-dir", str(sessions)],
+    p = subprocess.Popen([PYTHON, "-m", "ama", "doctor", "--reindex", "--session-dir", str(sessions)],
                          env=_env(src, home), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     _, status, usage = os.wait4(p.pid, 0)
     ms = (time.perf_counter() - t0) * 1000
@@ -92,7 +94,7 @@ def rpc_start(src: str, work: Path, runs: int, session: Path | None = None) -> d
     _rpc_config(work)
     times, cpu, peak = [], [], 0.0
     for i in range(runs + 1):
-        argv = [sys.executable, "-m", "ama", "--mode", "rpc", "--model", "local/bench"]
+        argv = [PYTHON, "-m", "ama", "--mode", "rpc", "--model", "local/bench"]
         copy = None
         if session is not None:
             copy = work / session.name
@@ -158,6 +160,8 @@ def main() -> int:
     ap.add_argument("--no-big", action="store_true", help="skip the 50,000-entry session")
     ap.add_argument("--no-rpc", action="store_true", help="skip RPC start-up")
     ap.add_argument("--baseline", help="another tree's src/ directory, measured alongside")
+    ap.add_argument("--python", default=sys.executable,
+                    help="the interpreter that runs every measured process (default: this one), e.g. a venv's")  # fmt: skip
     ap.add_argument("--write", action="store_true", help=f"update the '{TITLE}' section of docs/performance.md")
     a = ap.parse_args()
     shapes = [s for s in a.shapes.split(",") if s]
@@ -165,20 +169,28 @@ def main() -> int:
     if bad:
         ap.error(f"unknown shape {bad[0]!r} (use {', '.join(SHAPES)})")
     sizes = [int(s) for s in a.sizes.split(",") if s]
+    global PYTHON
+    PYTHON = a.python
+    try:
+        usable = subprocess.run([PYTHON, "-c", "import msgspec"], capture_output=True).returncode == 0
+    except OSError as e:
+        ap.error(f"--python {PYTHON}: {e.strerror}")
+    if not usable:
+        ap.error(f"--python {PYTHON}: it cannot run ama (no msgspec there?)")
     base = Path(a.dir)
     sets = generate(base, shapes, sizes, not a.no_big)
     trees = {"this tree": str(ROOT / "src")}
     if a.baseline:
         trees["baseline"] = os.path.abspath(a.baseline)
     for src in trees.values():
-        subprocess.run([sys.executable, "-m", "compileall", "-q", src], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([PYTHON, "-m", "compileall", "-q", src], check=True, stdout=subprocess.DEVNULL)
     t = Table(list(trees))
 
     def run(key: str, label: str, argv: list[str], home_of: dict[str, Path]) -> None:
-        t.add(key, label, {k: measure([sys.executable, "-m", "ama", *argv], a.runs, env=_env(src, home_of[k]))
+        t.add(key, label, {k: measure([PYTHON, "-m", "ama", *argv], a.runs, env=_env(src, home_of[k]))
                            for k, src in trees.items()})  # fmt: skip
 
-    floor = measure([sys.executable, "-c", "pass"], a.runs)
+    floor = measure([PYTHON, "-c", "pass"], a.runs)
     t.add("floor", "`python -c pass` (the floor under every row)", dict.fromkeys(trees, floor))
     for shape in shapes:
         for n in sizes:
@@ -271,11 +283,24 @@ def _targets(t: Table, sets: dict[str, Path]) -> list[tuple[str, str, str]]:
     return out
 
 
+def _floor_note(a: argparse.Namespace, floor: dict) -> str:
+    """What the ``python -c pass`` row says about the interpreter every row ran with."""
+    took = f"`python -c pass` took {floor['median_ms']:.0f} ms here"
+    if a.python != sys.executable:
+        return (
+            f"Every row includes starting the interpreter, here a venv's (`python -m venv <venv> && <venv>/bin/pip"
+            f" install -e .`, as a user's install such as pipx makes it): {took}."
+        )
+    return f"Every row includes starting the interpreter: {took} (this container's `.pth` hooks import `certifi`)."
+
+
 def _table(t: Table, a: argparse.Namespace, sets: dict[str, Path]) -> str:
     import platform
 
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     cmd = "python bench/bench_scaling.py" + (" --baseline <tree before>/src" if a.baseline else "") + f" --runs {a.runs}"
+    if a.python != sys.executable:
+        cmd += " --python <venv>/bin/python"
     if a.shapes != ",".join(SHAPES):
         cmd += f" --shapes {a.shapes}"
     if a.sizes != ",".join(map(str, SIZES)):
@@ -290,8 +315,7 @@ def _table(t: Table, a: argparse.Namespace, sets: dict[str, Path]) -> str:
         "CPU = user + system time of the process and its forked children.",
         f"Machine: {platform.system()} {platform.release()}, {os.cpu_count()} CPUs, Python {platform.python_version()},"
         f" load average {load} at the end.",
-        f"Every row includes starting the interpreter: `python -c pass` took {floor['median_ms']:.0f} ms here"
-        " (this container's `.pth` hook imports `certifi`: about 25 ms of it)." if floor else "",
+        _floor_note(a, floor) if floor else "",
         "",
         head,
         "| --- |" + " ---: | ---: | ---: |" * len(t.trees),
