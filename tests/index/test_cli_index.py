@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
 import subprocess
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import ama as ama_package
 from tests.index.helpers import ama
 
 HEAVY = ("httpx", "rich", "prompt_toolkit", "ama.ai", "ama.agent")
@@ -52,7 +54,7 @@ def test_read_commands_do_not_import_the_agent_stack(argv: list[str], sessions_d
     assert p.stdout.strip() == "", f"{argv} imported {p.stdout.strip()}"
 
 
-LIGHT = ("dataclasses", "msgspec", "ama.session.reader", "ama.index.extract", "ama.index.update")
+LIGHT = ("dataclasses", "msgspec", "ama.session.reader", "ama.index.extract", "ama.index.update", "pathlib", "typing")
 LIGHT_PROBE = PROBE.split("# doctor")[0] + f"print(','.join(m for m in {LIGHT!r} if m in sys.modules))\n"
 
 
@@ -62,14 +64,19 @@ LIGHT_PROBE = PROBE.split("# doctor")[0] + f"print(','.join(m for m in {LIGHT!r}
 )
 def test_a_current_index_answers_without_the_decoders(argv: list[str], sessions_dir: Path) -> None:
     """With the index current, these commands read SQLite only: no session reader, no
-    msgspec, no ``dataclasses`` (each costs milliseconds of the ~20 above the interpreter)."""
+    msgspec, no ``dataclasses``, not even ``pathlib`` or ``typing`` (each costs milliseconds
+    of the ~20 above the interpreter)."""
     from tests.index.helpers import Builder
 
     s = Builder(sessions_dir, "/p")
     s.user("fix the parser", "2026-03-01T10:00:01.000Z")
     s.assistant("2026-03-01T10:00:02.000Z", "done")
     ama(*argv)  # builds the index
-    p = subprocess.run([sys.executable, "-c", LIGHT_PROBE, *argv], capture_output=True, text=True, timeout=60)
+    # without the site's start-up (``-S``): a ``.pth`` hook may load pathlib and typing
+    # before any command (this container's does); the package from its source directory
+    src = str(Path(ama_package.__file__).parents[1])
+    env = {**os.environ, "PYTHONPATH": src}
+    p = subprocess.run([sys.executable, "-S", "-c", LIGHT_PROBE, *argv], capture_output=True, text=True, timeout=60, env=env)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "", f"{argv} imported {p.stdout.strip()}"
 

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 
@@ -66,6 +65,8 @@ def sessions_search(args: argparse.Namespace) -> int:
     hits, more = search_page(root, q, no_cache=args.no_cache)
     out = sys.stdout
     if args.json:
+        import json
+
         for h in hits:
             out.write(json.dumps(h.to_json(), ensure_ascii=False) + "\n")
     else:

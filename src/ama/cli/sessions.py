@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import TYPE_CHECKING, Any
 
 from ama.cli.util import (
     OnlyVerb,
@@ -19,7 +18,10 @@ from ama.cli.util import (
 )
 from ama.errors import AmaError
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; mypy knows it
 if TYPE_CHECKING:
+    from typing import Any
+
     from ama.session.projection import ProjectedContext
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import TYPE_CHECKING
 
 from ama.cli.util import local_time, one_line, print_json, sessions_dir
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; mypy knows it
 if TYPE_CHECKING:
     from ama.session.catalog import Listing, Page
     from ama.session.summary_data import SessionSummary

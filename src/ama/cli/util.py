@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from datetime import datetime
-from typing import Any
 
 from ama.errors import InvalidArguments
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~3 ms of a start); mypy knows it
+if TYPE_CHECKING:
+    from typing import Any
 
 _DURATION = re.compile(r"^(\d+)\s*([smhdw])$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -51,6 +53,8 @@ def human_size(n: float) -> str:
 
 
 def print_json(obj: Any) -> None:
+    import json
+
     sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2) + "\n")
 
 
@@ -61,9 +65,9 @@ def add_session_dir(parser: Any) -> None:
 
 
 def sessions_dir(args: Any) -> str:
-    from ama.config.paths import sessions_dir as resolve
+    from ama.config.paths import sessions_dir_str
 
-    return str(resolve(getattr(args, "session_dir", None)))
+    return sessions_dir_str(getattr(args, "session_dir", None))
 
 
 def list_verb_parser(prog: str, *, description: str, epilog: str, help: str, list_description: str) -> tuple[Any, Any]:

@@ -10,10 +10,15 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; mypy knows it
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def _xdg(var: str, default: str) -> Path:
+    from pathlib import Path
+
     value = os.environ.get(var)
     if value and os.path.isabs(value):
         return Path(value)
@@ -21,6 +26,8 @@ def _xdg(var: str, default: str) -> Path:
 
 
 def data_dir() -> Path:
+    from pathlib import Path
+
     home = os.environ.get("AMA_HOME")
     if home:
         return Path(home).expanduser()
@@ -28,6 +35,8 @@ def data_dir() -> Path:
 
 
 def config_dir() -> Path:
+    from pathlib import Path
+
     home = os.environ.get("AMA_HOME")
     if home:
         return Path(home).expanduser()
@@ -38,7 +47,62 @@ def user_config_path() -> Path:
     return config_dir() / "config.json"
 
 
+def data_dir_str() -> str:
+    """``str(data_dir())`` without importing :mod:`pathlib` (~5 ms of a command's start
+    with what it imports), for the commands that only pass the directory on."""
+    home = os.environ.get("AMA_HOME")
+    if home:
+        return _expanduser(home)
+    value = os.environ.get("XDG_DATA_HOME")
+    base = value if value and os.path.isabs(value) else _join(_expanduser("~"), ".local/share")
+    return _join(base, "ama")
+
+
+def sessions_dir_str(override: str | None = None) -> str:
+    """``str(sessions_dir(override))`` without importing :mod:`pathlib`."""
+    if override:
+        return _absolute(_expanduser(override))
+    env = os.environ.get("AMA_SESSION_DIR")
+    if env:
+        return _absolute(_expanduser(env))
+    return _join(data_dir_str(), "sessions")
+
+
+def _pure(p: str) -> str:
+    """``str(PurePosixPath(p))``: empty and ``.`` parts dropped, a root of exactly two
+    slashes kept (POSIX leaves its meaning to the system), ``.`` for nothing."""
+    root = "//" if p[:2] == "//" and p[2:3] != "/" else "/" if p[:1] == "/" else ""
+    return root + "/".join(x for x in p.split("/") if x and x != ".") or "."
+
+
+def _join(a: str, b: str) -> str:
+    """``str(PurePosixPath(a) / b)`` for a relative ``b``."""
+    a = _pure(a)
+    return _pure(a + b if a.endswith("/") else a + "/" + b)
+
+
+def _expanduser(p: str) -> str:
+    """``Path(p).expanduser()``'s text: a first part of ``~`` or ``~user`` replaced by
+    the home directory (RuntimeError when there is none, as pathlib raises)."""
+    p = _pure(p)
+    if p[:1] != "~":
+        return p
+    first, _, rest = p.partition("/")
+    home = os.path.expanduser(first)
+    if home[:1] == "~":
+        raise RuntimeError("Could not determine home directory.")
+    return _join(home, rest)
+
+
+def _absolute(p: str) -> str:
+    """``Path(p).absolute()``'s text (``p`` already pure): joined to the working directory
+    unless it has a root."""
+    return p if p[:1] == "/" else _join(os.getcwd(), p)
+
+
 def sessions_dir(override: str | os.PathLike[str] | None = None) -> Path:
+    from pathlib import Path
+
     if override:
         return Path(override).expanduser().absolute()
     env = os.environ.get("AMA_SESSION_DIR")

@@ -237,9 +237,9 @@ def m007_catalog(db: sqlite3.Connection) -> None:
 
 
 def path() -> str:
-    from ama.config.paths import data_dir
+    from ama.config.paths import data_dir_str
 
-    return os.path.join(os.fspath(data_dir()), FILE_NAME)
+    return os.path.join(data_dir_str(), FILE_NAME)
 
 
 @contextlib.contextmanager

@@ -3,9 +3,11 @@ index with the scan as the fallback.  ``ama sessions search`` and RPC ``search``
 
 from __future__ import annotations
 
-from typing import Any
-
 from ama.errors import InvalidArguments
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; mypy knows it
+if TYPE_CHECKING:
+    from typing import Any
 
 ROLES = {"user": 0, "assistant": 1, "tool": 2}
 

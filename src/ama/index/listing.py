@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Any
 
 from ama.index.db import IndexUnavailable
 from ama.index.indexer import RefreshInfo, refresh
@@ -32,6 +31,10 @@ from ama.session.catalog import (  # (Listing, shown_ids: also for callers of th
 from ama.session.layout import name_id
 from ama.session.shortid import common_prefix
 from ama.session.summary_data import SessionSummary
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; mypy knows it
+if TYPE_CHECKING:
+    from typing import Any
 
 #: the columns of ``catalog`` after ``file_id`` and ``root_id``, as :func:`catalog_values` gives them
 CATALOG_COLUMNS = "session_id, cwd, last_ms, parent, archived_own, subagent, problem, mtime_ns, lid, lnid"

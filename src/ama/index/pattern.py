@@ -22,9 +22,12 @@ Two filters narrow the candidates before the matcher decides:
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from ama.errors import InvalidArguments
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; mypy knows it
+if TYPE_CHECKING:
+    from typing import Any
 
 _FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE, "g": 0, "u": 0}
 _REGEX = re.compile(r"^/(.*)/([a-zA-Z]*)$", re.DOTALL)

@@ -15,14 +15,15 @@ import os
 from array import array
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any
 
 from ama.index.pattern import Pattern
 from ama.index.timeutil import ts_ms
 from ama.index.verify import doc_part
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; mypy knows it
 if TYPE_CHECKING:  # (a search without the index loads neither)
     import sqlite3
+    from typing import Any
 
 # ama.index.lines / extract (msgspec, the session reader) are imported when a line has to
 # be read: a search the index answers with "nothing" does not load them.

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from typing import TYPE_CHECKING, Any
 
 from ama.index.rows import (
     COST_SCALE,
@@ -26,8 +25,10 @@ from ama.index.rows import (
 )
 from ama.index.timeutil import month_of, week_of
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; mypy knows it
 if TYPE_CHECKING:  # (a cold scan does not load sqlite3)
     import sqlite3
+    from typing import Any
 
 GROUPS = ("day", "week", "month", "provider", "channel", "model", "project", "agent")
 _TIME_GROUPS = ("day", "week", "month")

@@ -11,7 +11,10 @@ re-encoding is used only when it is found verbatim after ``"arguments":`` in the
 from __future__ import annotations
 
 import json
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; mypy knows it
+if TYPE_CHECKING:
+    from typing import Any
 
 ROLE_USER, ROLE_ASSISTANT, ROLE_TOOL = 0, 1, 2
 

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from ama.errors import AmaError, InvalidArguments, NotFound
 from ama.session.cursor import decode_cursor, encode_cursor
 from ama.session.layout import encode_cwd, iter_session_files, name_id
 from ama.session.summary_data import SessionSummary
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; mypy knows it
+if TYPE_CHECKING:
+    from typing import Any
 
 # the session reader (msgspec) is imported by the functions that read files: the index's
 # ``sessions list`` pages through stored rows with this module and loads neither

@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import Any
 
 from ama.errors import InvalidArguments
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; mypy knows it
+if TYPE_CHECKING:
+    from typing import Any
 
 try:
     from _sha256 import sha256  # the same digest as hashlib's, without its OpenSSL import (~5 ms)

@@ -6,7 +6,9 @@ imports), so the class is written out by hand with what ``@dataclass`` would gen
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; mypy knows it
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class SessionSummary:
