@@ -5,6 +5,7 @@ RPC start-up: the rows and targets of issue 20.
     python bench/bench_scaling.py --baseline OLD/src                # and another tree, interleaved
     python bench/bench_scaling.py --shapes spaced --sizes 1000      # a part
     python bench/bench_scaling.py ... --write                       # update docs/performance.md
+    python bench/bench_scaling.py --python VENV/bin/python          # run ama with a venv's interpreter
 
 Generates (once, into --dir) the issue's shapes with `bench/gen_sessions.py`: 100, 1,000 and
 10,000 sessions in two JSON layouts -- `spaced` (Python's `json` separators, as other programs
@@ -14,7 +15,9 @@ command is a fresh process (`python -m ama`, compiled bytecode); each row gives 
 wall time of --runs runs, the median CPU time (user + system, forked children included) and
 the largest peak RSS; an index build is timed once per set from an empty ama home.  `rg -i`
 over the same files is measured for the cold search's bound (at most 4x), and `python -c
-pass` for the floor under every row.  With --baseline the same rows are measured for another
+pass` for the floor under every row (with --python: that interpreter's; a venv made with
+`python -m venv VENV && VENV/bin/pip install -e .` starts as a user's install does, without
+the `.pth` hooks of the system site-packages).  With --baseline the same rows are measured for another
 source tree in the same run (interleaved per row).  The sets take about 2 GB: delete --dir
 afterwards.
 """
