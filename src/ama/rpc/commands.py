@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from ama.agent.events import plain
 from ama.errors import AmaError, Busy, InvalidArguments
+from ama.rpc.jsonl import RawJSON
 from ama.rpc.start import UNSUPPORTED, state_data
 
 if TYPE_CHECKING:
@@ -220,8 +221,30 @@ async def cmd_get_state(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
 
 @command("get_messages")
 async def cmd_get_messages(srv: RpcServer, p: dict[str, Any]) -> dict[str, Any]:
-    msgs = [{"entryId": e.id, **plain(e.message)} for e in srv.agent.session.branch() if e.type == "message"]
-    return {"messages": msgs}
+    return {"messages": messages_json(e for e in srv.agent.session.branch() if e.type == "message")}
+
+
+def messages_json(entries: Iterable[Any]) -> RawJSON:
+    """``[{"entryId": id, **plain(message)}, ...]`` of message entries as JSON text, each
+    message encoded by msgspec from its struct, in parts that are never joined (a 200 MB
+    session: builtins and ``json`` took ~3.6 s and ~700 MiB).  A message msgspec
+    cannot encode (a float dict key) goes the builtins' way.  The values are the same;
+    numbers may be spelled otherwise (``1e16`` for ``1e+16``), and a NaN is ``null``."""
+    import json
+
+    import msgspec
+
+    encode = msgspec.json.Encoder().encode
+    parts: list[bytes] = []
+    for e in entries:
+        head = b',{"entryId":' if parts else b'[{"entryId":'
+        try:
+            body = encode(e.message)
+        except (TypeError, ValueError, OverflowError, msgspec.EncodeError):
+            body = json.dumps(plain(e.message), ensure_ascii=False, separators=(",", ":")).encode()
+        parts.append(head + encode(e.id) + (b"}" if body == b"{}" else b"," + body[1:]))
+    parts.append(b"]" if parts else b"[]")
+    return RawJSON(parts)
 
 
 @command("get_entries", since=("str|null", False))

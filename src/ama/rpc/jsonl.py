@@ -17,6 +17,7 @@ and picks the values of the top-level ``"id"`` and ``"type"`` members, also when
 from __future__ import annotations
 
 import json
+import os
 import re
 from typing import Any
 
@@ -186,5 +187,44 @@ def sniff_id(raw: bytes) -> Any:
     return scan_line(raw).result
 
 
+class RawJSON:
+    """A value that is JSON text already (the concatenation of ``parts``, UTF-8), written
+    where the value stands by :func:`dump_parts`: a large answer (``get_messages`` of a long
+    session) is encoded once, straight from its structs, and never joined into one copy."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, parts: list[bytes]) -> None:
+        self.parts = parts
+
+
 def dumps(obj: Any) -> bytes:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+    """One output line: ``obj`` as compact JSON and a newline."""
+    return b"".join(dump_parts(obj))
+
+
+def dump_parts(obj: Any) -> list[bytes]:
+    """:func:`dumps` in parts (the bytes of each :class:`RawJSON` as they are, between the
+    encoded rest), for a writer that need not join them."""
+    raws: list[list[bytes]] = []
+    mark = ""
+
+    def raw(o: Any) -> str:
+        nonlocal mark
+        if not isinstance(o, RawJSON):
+            raise TypeError(f"Object of type {type(o).__name__} is not JSON serializable")
+        if not mark:  # a string no other value of the line holds (a random part)
+            mark = f"\x00raw-{os.urandom(8).hex()}\x00"
+        raws.append(o.parts)
+        return mark
+
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=raw)
+    if not raws:
+        return [text.encode() + b"\n"]
+    pieces = text.split(json.dumps(mark))
+    out = [pieces[0].encode()]
+    for parts, piece in zip(raws, pieces[1:], strict=True):
+        out += parts
+        out.append(piece.encode())
+    out.append(b"\n")
+    return out

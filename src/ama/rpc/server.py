@@ -21,7 +21,7 @@ from typing import Any
 from ama.errors import AmaError, Busy
 from ama.rpc import commands as cmds
 from ama.rpc.broker import RpcBroker
-from ama.rpc.jsonl import MAX_LINE_BYTES, TooLarge, dumps, scan_line
+from ama.rpc.jsonl import MAX_LINE_BYTES, TooLarge, dump_parts, scan_line
 from ama.rpc.start import agent_options_for, response
 from ama.rpc.stdin import open_reader, read_lines
 
@@ -54,7 +54,7 @@ class RpcServer:
     # --- output -------------------------------------------------------------------------
 
     def write(self, obj: dict[str, Any]) -> None:
-        self.out.write(dumps(obj))
+        self.out.writelines(dump_parts(obj))
         self.out.flush()
 
     def respond(self, command: str | None, rid: Any, data: dict | None = None, error: AmaError | None = None) -> None:
