@@ -90,6 +90,43 @@ def _rpc_config(work: Path) -> None:
     (work / "config.json").write_text(json.dumps({"providers": providers}))
 
 
+def rpc_get_messages(src: str, work: Path, runs: int, session: Path) -> dict:
+    """``ama --mode rpc --resume`` a fresh copy of ``session``, then ``get_messages``: the time
+    from that request to the end of its response line (median of ``runs`` after one
+    warm-up), and the peak RSS."""
+    _rpc_config(work)
+    times, peak = [], 0.0
+    for i in range(runs + 1):
+        copy = work / session.name
+        shutil.copyfile(session, copy)
+        argv = [PYTHON, "-m", "ama", "--mode", "rpc", "--model", "local/bench", "--resume", str(copy)]
+        p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                             env=_env(src, work), cwd=str(work))  # fmt: skip
+        assert p.stdin is not None and p.stdout is not None
+        p.stdin.write(b'{"type":"get_state","id":"s0"}\n')
+        p.stdin.flush()
+        p.stdout.readline()  # (session_start)
+        while b'"id":"s0"' not in p.stdout.readline()[:200]:
+            pass
+        t0 = time.perf_counter()
+        p.stdin.write(b'{"type":"get_messages","id":"m0"}\n')
+        p.stdin.flush()
+        line = p.stdout.readline()
+        while line and b'"id":"m0"' not in line[:200]:
+            line = p.stdout.readline()
+        dt = (time.perf_counter() - t0) * 1000
+        if not line.startswith(b'{"type":"response","id":"m0","command":"get_messages","success":true'):
+            raise SystemExit(f"get_messages failed: {line[:300]!r}")
+        p.stdin.close()
+        p.stdout.close()
+        _, _status, usage = os.wait4(p.pid, 0)
+        if i:
+            times.append(dt)
+            peak = max(peak, usage.ru_maxrss / 1024)
+        copy.unlink()
+    return {"median_ms": round(statistics.median(times), 1), "peak_rss_mb": round(peak, 1)}
+
+
 def rpc_start(src: str, work: Path, runs: int, session: Path | None = None) -> dict:
     """``ama --mode rpc`` from start until the response to a first ``get_state`` (with
     ``session``: ``--resume`` a fresh copy of it, else ``--no-session``); median wall and CPU
@@ -133,6 +170,11 @@ def rpc_start(src: str, work: Path, runs: int, session: Path | None = None) -> d
             "peak_rss_mb": round(peak, 1)}  # fmt: skip
 
 
+def _cpu(r: dict) -> str:
+    """A row's CPU time, or a dash where it was not measured (a part of a process's life)."""
+    return f"{r['cpu_ms']:.0f} ms" if "cpu_ms" in r else "–"
+
+
 class Table:
     """Rows of ``label -> {tree: result}``, printed as they come."""
 
@@ -143,7 +185,7 @@ class Table:
     def add(self, key: str, label: str, results: dict[str, dict]) -> None:
         self.rows.append((key, label, results))
         cells = "  ".join(
-            f"{k}: {r['median_ms']:.0f} ms (CPU {r.get('cpu_ms', 0):.0f}) {r['peak_rss_mb']:.0f} MiB" for k, r in results.items()
+            f"{k}: {r['median_ms']:.0f} ms (CPU {_cpu(r)}) {r['peak_rss_mb']:.0f} MiB" for k, r in results.items()
         )
         print(f"{label:<64} {cells}", flush=True)
 
@@ -225,6 +267,8 @@ def main() -> int:
                 ["sessions", "show", "--json", "--context", str(big)], homes)  # fmt: skip
             t.add(f"resume-{shape}", f"{name}: RPC `--resume`, start → first `get_state`",
                   {k: rpc_start(src, base / f"rpc-{i}", a.runs, big) for i, (k, src) in enumerate(trees.items())})  # fmt: skip
+            t.add(f"messages-{shape}", f"{name}: RPC `get_messages` after `--resume` (request → end of the answer)",
+                  {k: rpc_get_messages(src, base / f"rpc-{i}", a.runs, big) for i, (k, src) in enumerate(trees.items())})  # fmt: skip
             for h in homes.values():
                 shutil.rmtree(h, ignore_errors=True)
     if not a.no_rpc:
@@ -325,7 +369,7 @@ def _table(t: Table, a: argparse.Namespace, sets: dict[str, Path]) -> str:
     ]
     for _key, label, res in t.rows:
         cells = " | ".join(
-            f"{res[k]['median_ms']:.0f} ms | {res[k].get('cpu_ms', 0):.0f} ms | {res[k]['peak_rss_mb']:.0f} MiB"
+            f"{res[k]['median_ms']:.0f} ms | {_cpu(res[k])} | {res[k]['peak_rss_mb']:.0f} MiB"
             for k in t.trees
         )
         lines.append(f"| {label} | {cells} |")
