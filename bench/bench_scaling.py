@@ -33,6 +33,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -90,6 +91,16 @@ def _rpc_config(work: Path) -> None:
     (work / "config.json").write_text(json.dumps({"providers": providers}))
 
 
+def _skip_line(f: Any) -> bytes:
+    """Read one line, in pieces, and give its first 200 bytes: the bench must not hold a
+    200 MB answer (Linux reports a child's peak RSS as at least the parent's at its start)."""
+    head = f.readline(1 << 20)
+    piece = head
+    while piece and not piece.endswith(b"\n"):
+        piece = f.readline(1 << 20)
+    return head[:200]
+
+
 def rpc_get_messages(src: str, work: Path, runs: int, session: Path) -> dict:
     """``ama --mode rpc --resume`` a fresh copy of ``session``, then ``get_messages``: the time
     from that request to the end of its response line (median of ``runs`` after one
@@ -111,12 +122,12 @@ def rpc_get_messages(src: str, work: Path, runs: int, session: Path) -> dict:
         t0 = time.perf_counter()
         p.stdin.write(b'{"type":"get_messages","id":"m0"}\n')
         p.stdin.flush()
-        line = p.stdout.readline()
-        while line and b'"id":"m0"' not in line[:200]:
-            line = p.stdout.readline()
+        head = _skip_line(p.stdout)
+        while head and b'"id":"m0"' not in head:
+            head = _skip_line(p.stdout)
         dt = (time.perf_counter() - t0) * 1000
-        if not line.startswith(b'{"type":"response","id":"m0","command":"get_messages","success":true'):
-            raise SystemExit(f"get_messages failed: {line[:300]!r}")
+        if not head.startswith(b'{"type":"response","id":"m0","command":"get_messages","success":true'):
+            raise SystemExit(f"get_messages failed: {head!r}")
         p.stdin.close()
         p.stdout.close()
         _, _status, usage = os.wait4(p.pid, 0)
