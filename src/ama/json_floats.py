@@ -80,5 +80,3 @@ def holds_odd_float(o: Any) -> bool:
             for f in fields:
                 push(getattr(o, f))
     return False
-
-

@@ -228,8 +228,8 @@ def messages_json(entries: Iterable[Any]) -> RawJSON:
     """``[{"entryId": id, **plain(message)}, ...]`` of message entries as the JSON text
     ``json`` gives (``jsonl.dumps``), byte for byte, in parts that are never joined: each
     message is encoded by msgspec from its struct, unless it holds a float msgspec spells
-    otherwise or a value it refuses (then by ``json``, as before).  A 200 MB session: ~1 s
-    and ~460 MiB, where builtins and ``json`` for all took ~3.6 s and ~700 MiB."""
+    otherwise or a value it refuses (then by ``json``, as before).  A 200 MB session:
+    ~1.6 s and ~460 MiB, where builtins and ``json`` for all took ~3.5 s and ~700 MiB."""
     import json
 
     import msgspec
