@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ama.config import paths
+from ama.errors import InvalidArguments
 
 #: path-like text: roots of one, two or three slashes, empty and "." and ".." parts, "~"
 SPELLING = st.lists(st.sampled_from(["/", "//", "///", ".", "..", "a", "b c", "~", "~root", "~x", "d."]), max_size=7).map(
@@ -25,8 +26,8 @@ def _both(fn_path, fn_str, *args):  # type: ignore[no-untyped-def]
     for fn in (fn_path, fn_str):
         try:
             out.append(str(fn(*args)))
-        except RuntimeError as e:  # a "~user" without a home
-            out.append(type(e).__name__)
+        except InvalidArguments as e:  # a "~user" without a home
+            out.append(f"{type(e).__name__}: {e.message}")
     return out
 
 
@@ -65,3 +66,10 @@ def test_the_text_is_pathlibs(override: str | None, env: dict[str, str | None], 
 )
 def test_pure_is_purepath(text: str, pure: str) -> None:
     assert paths._pure(text) == pure == str(Path(text))
+
+
+def test_a_user_without_a_home_is_a_clear_error() -> None:
+    with pytest.raises(InvalidArguments, match="cannot expand '~nosuchuser9/x'"):
+        paths.sessions_dir_str("~nosuchuser9/x")
+    with pytest.raises(InvalidArguments, match="cannot expand '~nosuchuser9/x'"):
+        paths.sessions_dir("~nosuchuser9/x")

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 
+from ama.errors import InvalidArguments
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; mypy knows it
 if TYPE_CHECKING:
     from pathlib import Path
@@ -22,24 +24,22 @@ def _xdg(var: str, default: str) -> Path:
     value = os.environ.get(var)
     if value and os.path.isabs(value):
         return Path(value)
-    return Path.home() / default
+    return _user_path("~") / default
 
 
 def data_dir() -> Path:
-    from pathlib import Path
 
     home = os.environ.get("AMA_HOME")
     if home:
-        return Path(home).expanduser()
+        return _user_path(home)
     return _xdg("XDG_DATA_HOME", ".local/share") / "ama"
 
 
 def config_dir() -> Path:
-    from pathlib import Path
 
     home = os.environ.get("AMA_HOME")
     if home:
-        return Path(home).expanduser()
+        return _user_path(home)
     return _xdg("XDG_CONFIG_HOME", ".config") / "ama"
 
 
@@ -83,14 +83,14 @@ def _join(a: str, b: str) -> str:
 
 def _expanduser(p: str) -> str:
     """``Path(p).expanduser()``'s text: a first part of ``~`` or ``~user`` replaced by
-    the home directory (RuntimeError when there is none, as pathlib raises)."""
-    p = _pure(p)
+    the home directory (InvalidArguments when there is none, as :func:`_user_path` says)."""
+    text, p = p, _pure(p)
     if p[:1] != "~":
         return p
     first, _, rest = p.partition("/")
     home = os.path.expanduser(first)
     if home[:1] == "~":
-        raise RuntimeError("Could not determine home directory.")
+        raise _no_home(text)
     return _join(home, rest)
 
 
@@ -101,11 +101,26 @@ def _absolute(p: str) -> str:
 
 
 def sessions_dir(override: str | os.PathLike[str] | None = None) -> Path:
-    from pathlib import Path
 
     if override:
-        return Path(override).expanduser().absolute()
+        return _user_path(override).absolute()
     env = os.environ.get("AMA_SESSION_DIR")
     if env:
-        return Path(env).expanduser().absolute()
+        return _user_path(env).absolute()
     return data_dir() / "sessions"
+
+
+def _user_path(text: str | os.PathLike[str]) -> Path:
+    """``Path(text).expanduser()``, with a clear error for a ``~`` or ``~user`` that has no
+    home directory (pathlib raises RuntimeError)."""
+    from pathlib import Path
+
+    try:
+        return Path(text).expanduser()
+    except RuntimeError:
+        raise _no_home(os.fspath(text)) from None
+
+
+def _no_home(text: str) -> InvalidArguments:
+    first = text.split("/", 1)[0]
+    return InvalidArguments(f"cannot expand {text!r}: {first!r} has no home directory (no such user, or HOME unset)")
