@@ -28,7 +28,6 @@ def _xdg(var: str, default: str) -> Path:
 
 
 def data_dir() -> Path:
-
     home = os.environ.get("AMA_HOME")
     if home:
         return _user_path(home)
@@ -36,7 +35,6 @@ def data_dir() -> Path:
 
 
 def config_dir() -> Path:
-
     home = os.environ.get("AMA_HOME")
     if home:
         return _user_path(home)
@@ -101,7 +99,6 @@ def _absolute(p: str) -> str:
 
 
 def sessions_dir(override: str | os.PathLike[str] | None = None) -> Path:
-
     if override:
         return _user_path(override).absolute()
     env = os.environ.get("AMA_SESSION_DIR")
@@ -123,4 +120,6 @@ def _user_path(text: str | os.PathLike[str]) -> Path:
 
 def _no_home(text: str) -> InvalidArguments:
     first = text.split("/", 1)[0]
-    return InvalidArguments(f"cannot expand {text!r}: {first!r} has no home directory (no such user, or HOME unset)")
+    return InvalidArguments(
+        f"cannot expand {text!r}: {first!r} has no home directory (no such user, or HOME unset)"
+    )
