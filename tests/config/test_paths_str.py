@@ -1,5 +1,6 @@
-"""``sessions_dir_str`` / ``data_dir_str`` (no pathlib import) give the text of
-``sessions_dir`` / ``data_dir`` for every spelling of the overrides and the environment."""
+"""``sessions_dir_str`` / ``data_dir_str`` (no pathlib import; ``sessions_dir`` /
+``data_dir`` are their ``Path``) give the text pathlib gives for every spelling of the
+overrides and the environment: ``_pathlib_*`` below is the pathlib way, written once here."""
 
 from __future__ import annotations
 
@@ -18,6 +19,30 @@ SPELLING = st.lists(st.sampled_from(["/", "//", "///", ".", "..", "a", "b c", "~
     "".join
 )
 ENV = ("AMA_HOME", "AMA_SESSION_DIR", "XDG_DATA_HOME", "HOME")
+
+
+def _user(text: str) -> Path:
+    try:
+        return Path(text).expanduser()
+    except RuntimeError:  # a "~user" without a home: the error the text way gives
+        raise paths._no_home(text) from None
+
+
+def _pathlib_data_dir() -> Path:
+    home = os.environ.get("AMA_HOME")
+    if home:
+        return _user(home)
+    value = os.environ.get("XDG_DATA_HOME")
+    return (Path(value) if value and os.path.isabs(value) else _user("~") / ".local/share") / "ama"
+
+
+def _pathlib_sessions_dir(override: str | None) -> Path:
+    if override:
+        return _user(override).absolute()
+    env = os.environ.get("AMA_SESSION_DIR")
+    if env:
+        return _user(env).absolute()
+    return _pathlib_data_dir() / "sessions"
 
 
 def _both(fn_path, fn_str, *args):  # type: ignore[no-untyped-def]
@@ -47,9 +72,10 @@ def test_the_text_is_pathlibs(override: str | None, env: dict[str, str | None], 
             else:
                 os.environ[k] = v
         os.chdir(cwd)
-        a, b = _both(paths.sessions_dir, paths.sessions_dir_str, override)
+        a, b = _both(_pathlib_sessions_dir, paths.sessions_dir_str, override)
         assert a == b, (override, env)
-        a, b = _both(paths.data_dir, paths.data_dir_str)
+        assert a == _both(paths.sessions_dir, paths.sessions_dir_str, override)[0]
+        a, b = _both(_pathlib_data_dir, paths.data_dir_str)
         assert a == b, env
     finally:
         os.chdir(here)

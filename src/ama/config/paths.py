@@ -18,52 +18,53 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 
-def _xdg(var: str, default: str) -> Path:
+def data_dir() -> Path:
     from pathlib import Path
 
-    value = os.environ.get(var)
-    if value and os.path.isabs(value):
-        return Path(value)
-    return _user_path("~") / default
-
-
-def data_dir() -> Path:
-    home = os.environ.get("AMA_HOME")
-    if home:
-        return _user_path(home)
-    return _xdg("XDG_DATA_HOME", ".local/share") / "ama"
+    return Path(data_dir_str())
 
 
 def config_dir() -> Path:
-    home = os.environ.get("AMA_HOME")
-    if home:
-        return _user_path(home)
-    return _xdg("XDG_CONFIG_HOME", ".config") / "ama"
+    from pathlib import Path
+
+    return Path(_home_dir_str("XDG_CONFIG_HOME", ".config"))
 
 
 def user_config_path() -> Path:
     return config_dir() / "config.json"
 
 
+def sessions_dir(override: str | os.PathLike[str] | None = None) -> Path:
+    from pathlib import Path
+
+    return Path(sessions_dir_str(os.fspath(override) if override else None))
+
+
 def data_dir_str() -> str:
-    """``str(data_dir())`` without importing :mod:`pathlib` (~5 ms of a command's start
-    with what it imports), for the commands that only pass the directory on."""
-    home = os.environ.get("AMA_HOME")
-    if home:
-        return _expanduser(home)
-    value = os.environ.get("XDG_DATA_HOME")
-    base = value if value and os.path.isabs(value) else _join(_expanduser("~"), ".local/share")
-    return _join(base, "ama")
+    """``str(data_dir())``, without importing :mod:`pathlib` (~5 ms of a command's start
+    with what it imports): the commands that only pass the directory on call this."""
+    return _home_dir_str("XDG_DATA_HOME", ".local/share")
 
 
 def sessions_dir_str(override: str | None = None) -> str:
-    """``str(sessions_dir(override))`` without importing :mod:`pathlib`."""
+    """``str(sessions_dir(override))``, without importing :mod:`pathlib`."""
     if override:
         return _absolute(_expanduser(override))
     env = os.environ.get("AMA_SESSION_DIR")
     if env:
         return _absolute(_expanduser(env))
     return _join(data_dir_str(), "sessions")
+
+
+def _home_dir_str(var: str, default: str) -> str:
+    """``$AMA_HOME``, else ``$var/ama`` (an absolute ``$var``) or ``~/default/ama``, spelled
+    as :mod:`pathlib` spells it (``tests/config/test_paths_str.py``)."""
+    home = os.environ.get("AMA_HOME")
+    if home:
+        return _expanduser(home)
+    value = os.environ.get(var)
+    base = value if value and os.path.isabs(value) else _join(_expanduser("~"), default)
+    return _join(base, "ama")
 
 
 def _pure(p: str) -> str:
@@ -81,7 +82,7 @@ def _join(a: str, b: str) -> str:
 
 def _expanduser(p: str) -> str:
     """``Path(p).expanduser()``'s text: a first part of ``~`` or ``~user`` replaced by
-    the home directory (InvalidArguments when there is none, as :func:`_user_path` says)."""
+    the home directory (InvalidArguments when there is none: pathlib raises RuntimeError)."""
     text, p = p, _pure(p)
     if p[:1] != "~":
         return p
@@ -96,26 +97,6 @@ def _absolute(p: str) -> str:
     """``Path(p).absolute()``'s text (``p`` already pure): joined to the working directory
     unless it has a root."""
     return p if p[:1] == "/" else _join(os.getcwd(), p)
-
-
-def sessions_dir(override: str | os.PathLike[str] | None = None) -> Path:
-    if override:
-        return _user_path(override).absolute()
-    env = os.environ.get("AMA_SESSION_DIR")
-    if env:
-        return _user_path(env).absolute()
-    return data_dir() / "sessions"
-
-
-def _user_path(text: str | os.PathLike[str]) -> Path:
-    """``Path(text).expanduser()``, with a clear error for a ``~`` or ``~user`` that has no
-    home directory (pathlib raises RuntimeError)."""
-    from pathlib import Path
-
-    try:
-        return Path(text).expanduser()
-    except RuntimeError:
-        raise _no_home(os.fspath(text)) from None
 
 
 def _no_home(text: str) -> InvalidArguments:
