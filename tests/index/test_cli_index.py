@@ -54,28 +54,35 @@ def test_read_commands_do_not_import_the_agent_stack(argv: list[str], sessions_d
     assert p.stdout.strip() == "", f"{argv} imported {p.stdout.strip()}"
 
 
-LIGHT = ("dataclasses", "msgspec", "ama.session.reader", "ama.index.extract", "ama.index.update", "pathlib", "typing")
+LIGHT = (
+    "dataclasses", "msgspec", "ama.session.reader", "ama.index.extract", "ama.index.update", "pathlib", "typing",
+    "shutil",
+)  # fmt: skip
 LIGHT_PROBE = PROBE.split("# doctor")[0] + f"print(','.join(m for m in {LIGHT!r} if m in sys.modules))\n"
 
 
+@pytest.mark.parametrize("workers", ["1", "2"])
 @pytest.mark.parametrize(
     "argv",
     [["stats", "--all"], ["sessions", "list", "--all"], ["sessions", "search", "parser", "--all"]],
 )
-def test_a_current_index_answers_without_the_decoders(argv: list[str], sessions_dir: Path) -> None:
+def test_a_current_index_answers_without_the_decoders(argv: list[str], workers: str, sessions_dir: Path) -> None:
     """With the index current, these commands read SQLite only: no session reader, no
-    msgspec, no ``dataclasses``, not even ``pathlib`` or ``typing`` (each costs milliseconds
-    of the ~20 above the interpreter)."""
+    msgspec, no ``dataclasses``, not even ``pathlib``, ``typing`` or ``shutil`` (argparse's
+    help formatter asks it for the width): each costs milliseconds of the ~20 above the
+    interpreter.  Also when the files are stat'ed in two processes, as with thousands of
+    sessions (``AMA_SCAN_WORKERS=2``)."""
     from tests.index.helpers import Builder
 
-    s = Builder(sessions_dir, "/p")
-    s.user("fix the parser", "2026-03-01T10:00:01.000Z")
-    s.assistant("2026-03-01T10:00:02.000Z", "done")
+    for cwd in ("/p", "/q"):
+        s = Builder(sessions_dir, cwd)
+        s.user("fix the parser", "2026-03-01T10:00:01.000Z")
+        s.assistant("2026-03-01T10:00:02.000Z", "done")
     ama(*argv)  # builds the index
     # without the site's start-up (``-S``): a ``.pth`` hook may load pathlib and typing
     # before any command (this container's does); the package from its source directory
     src = str(Path(ama_package.__file__).parents[1])
-    env = {**os.environ, "PYTHONPATH": src}
+    env = {**os.environ, "PYTHONPATH": src, "AMA_SCAN_WORKERS": workers}
     p = subprocess.run([sys.executable, "-S", "-c", LIGHT_PROBE, *argv], capture_output=True, text=True, timeout=60, env=env)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "", f"{argv} imported {p.stdout.strip()}"

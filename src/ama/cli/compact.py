@@ -7,6 +7,7 @@ import json
 import os
 
 from ama.cli.util import print_json, sessions_dir
+from ama.index.helpfmt import Formatter
 
 DESCRIPTION = """\
 Summarize the older part of a session into a compaction entry, as the agent does on its own
@@ -23,7 +24,7 @@ def add_parser(sub: argparse._SubParsersAction, add_session_dir) -> None:
         "compact",
         help="summarize the older part of a session's context now",
         description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=Formatter,
     )
     p.add_argument("id", help="session id, unique id prefix (4+ chars), or path to a session file")
     p.add_argument("--focus", metavar="TEXT", help="what the summary should concentrate on")

@@ -7,6 +7,7 @@ import os
 import sys
 
 from ama.cli.util import sessions_dir
+from ama.index.helpfmt import Formatter
 
 DESCRIPTION = """\
 Export a session as Markdown (default), JSON or JSON lines, to stdout or a new file.
@@ -31,7 +32,7 @@ def add_parser(sub: argparse._SubParsersAction, add_session_dir) -> None:
         "export",
         help="export a session as Markdown, JSON or JSON lines (secrets redacted)",
         description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=Formatter,
     )
     p.add_argument("id", help="session id, unique id prefix (4+ chars), or path to a session file")
     p.add_argument(

@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from ama.cli.util import local_time, one_line, print_json, sessions_dir
+from ama.index.helpfmt import Formatter
 
 DESCRIPTION = """\
 Go back to before one of your messages: the conversation, the files ama changed, or both.
@@ -27,7 +28,7 @@ def add_parser(sub: argparse._SubParsersAction, add_session_dir) -> None:
         "rewind",
         help="rewind a session's conversation and/or files to before one of its user messages",
         description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=Formatter,
     )
     p.add_argument("id", help="session id, unique id prefix (4+ chars), or path to a session file")
     p.add_argument("n", nargs="?", help="rewind point number from --list (or its entry id); default: the last")

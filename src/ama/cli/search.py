@@ -9,6 +9,7 @@ import sys
 
 from ama.cli.util import local_time, sessions_dir
 from ama.errors import InvalidArguments
+from ama.index.helpfmt import Formatter
 from ama.index.hits import parse_roles as _roles
 from ama.index.hits import search_page, since_ms
 
@@ -29,7 +30,7 @@ def add_parser(sub: argparse._SubParsersAction, add_session_dir) -> None:
         "search",
         help="search the text of sessions, newest first",
         description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=Formatter,
     )
     p.add_argument("pattern", metavar="KEYWORD|/REGEX/FLAGS", help="what to look for")
     p.add_argument("--all", action="store_true", help="sessions of every workspace")

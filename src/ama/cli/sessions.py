@@ -40,14 +40,17 @@ VERBS = (
 
 def build_parser(prog: str, only: str | None = None) -> argparse.ArgumentParser:
     """The parser of ``ama sessions``; ``only``: build just this verb (the one about to run)."""
+    from ama.index.helpfmt import Wrapping
+
     parser = argparse.ArgumentParser(
         prog=prog,
+        formatter_class=Wrapping,
         description="Manage sessions: the append-only conversation files under the sessions directory.",
     )
     sub = OnlyVerb(parser.add_subparsers(metavar="COMMAND"), only if only in VERBS else None)
 
     def cmd(name: str, func, help_: str, description: str | None = None) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help_, description=description or help_)
+        p = sub.add_parser(name, help=help_, description=description or help_, formatter_class=Wrapping)
         add_session_dir(p)
         p.set_defaults(func=func)
         return p

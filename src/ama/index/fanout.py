@@ -12,10 +12,13 @@ from __future__ import annotations
 import marshal
 import os
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
 
-T = TypeVar("T")
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~3 ms of a start); mypy knows it
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from typing import Any, TypeVar
+
+    T = TypeVar("T")
 
 MIN_BYTES_PER_WORKER = 8 << 20  # not worth a process below this
 
