@@ -148,24 +148,32 @@ def run(func: Callable[[argparse.Namespace], int | None], args: argparse.Namespa
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in COMMANDS:
-        name = argv[0]
-        module = importlib.import_module(COMMANDS[name][0])
-        verbs = getattr(module, "VERBS", None)
-        if verbs is not None and len(argv) > 1 and argv[1] in verbs:
-            parser = module.build_parser(f"ama {name}", only=argv[1])  # the verb about to run only
-        else:
-            parser = module.build_parser(f"ama {name}")
-        args = parser.parse_args(argv[1:])
-        if not hasattr(args, "func"):
-            parser.print_help()
-            return 2
-        return run(args.func, args)
+        from ama.cli.util import early_walk
+
+        with early_walk(argv):
+            return _command(argv)
     parser = _agent_parser()
     parser.json_errors = _wants_json(argv)
     args = parser.parse_args(argv)
     from ama.cli.agent import agent_main
 
     return run(agent_main, args)
+
+
+def _command(argv: list[str]) -> int:
+    """``ama <command> ...``: the command's module parses the rest and runs."""
+    name = argv[0]
+    module = importlib.import_module(COMMANDS[name][0])
+    verbs = getattr(module, "VERBS", None)
+    if verbs is not None and len(argv) > 1 and argv[1] in verbs:
+        parser = module.build_parser(f"ama {name}", only=argv[1])  # the verb about to run only
+    else:
+        parser = module.build_parser(f"ama {name}")
+    args = parser.parse_args(argv[1:])
+    if not hasattr(args, "func"):
+        parser.print_help()
+        return 2
+    return run(args.func, args)
 
 
 if __name__ == "__main__":
