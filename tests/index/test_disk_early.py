@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ama.cli.util import early_walk
+from ama.cli.early import early_walk
 from ama.index import db as D
 from ama.index import disk
 from ama.index.disk import Early, large_roots, note_size, scan_disk

@@ -7,12 +7,15 @@ Errors are mapped to exit codes here and only here.
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import sys
-from collections.abc import Callable, Sequence
 
 from ama.permission_modes import PERMISSION_MODES
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; mypy knows it
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable, Sequence
 
 #: command name -> (module, one-line summary).  Each module defines ``build_parser(prog)``
 #: returning an ``argparse.ArgumentParser`` whose parsed namespace carries ``func``.
@@ -48,19 +51,19 @@ def _wants_json(argv: Sequence[str]) -> bool:
     return False
 
 
-class _AgentParser(argparse.ArgumentParser):
-    """Bad options exit 2 as usual; with a JSON output format they also print the JSON error."""
+def _agent_parser(*, json_errors: bool = False) -> argparse.ArgumentParser:
+    """The agent's own parser (argparse is loaded here, not with the module: a command's
+    walk starts before it, ``main``).  Bad options exit 2 as usual; with ``json_errors`` (a
+    JSON output format) they also print the JSON error."""
+    import argparse
 
-    json_errors = False
-
-    def error(self, message: str):  # type: ignore[override]
-        if self.json_errors:
-            _json_error({"code": "invalid_arguments", "message": message}, 2)
-        super().error(message)
-
-
-def _agent_parser() -> _AgentParser:
     from ama import __version__
+
+    class _AgentParser(argparse.ArgumentParser):
+        def error(self, message: str):  # type: ignore[override]
+            if json_errors:
+                _json_error({"code": "invalid_arguments", "message": message}, 2)
+            super().error(message)
 
     lines = [f"  {name:<10} {summary}" for name, (_, summary) in COMMANDS.items()]
     parser = _AgentParser(
@@ -148,12 +151,11 @@ def run(func: Callable[[argparse.Namespace], int | None], args: argparse.Namespa
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in COMMANDS:
-        from ama.cli.util import early_walk
+        from ama.cli.early import early_walk
 
         with early_walk(argv):
             return _command(argv)
-    parser = _agent_parser()
-    parser.json_errors = _wants_json(argv)
+    parser = _agent_parser(json_errors=_wants_json(argv))
     args = parser.parse_args(argv)
     from ama.cli.agent import agent_main
 

@@ -6,7 +6,7 @@ import re
 import sys
 from datetime import datetime
 
-from ama.errors import AmaError, InvalidArguments
+from ama.errors import InvalidArguments
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~3 ms of a start); mypy knows it
 if TYPE_CHECKING:
@@ -68,44 +68,6 @@ def sessions_dir(args: Any) -> str:
     from ama.config.paths import sessions_dir_str
 
     return sessions_dir_str(getattr(args, "session_dir", None))
-
-
-class _NoWalk:
-    def __enter__(self) -> _NoWalk:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-
-def early_walk(argv: list[str]) -> Any:
-    """``with early_walk(argv): ...`` around a command line about to be parsed.  ``ama
-    stats``, ``ama sessions list`` and ``ama sessions search`` read the index of their
-    sessions directory: the walk and stats of its files (``ama.index.disk.early``) can start
-    in a forked child before argparse, the command's modules and SQLite load.  The directory
-    is taken from ``--session-dir`` as written in full (else from the environment); a command
-    line that argparse reads otherwise (an abbreviated option, ``--`` before it) only wastes
-    the walk: the index's refresh takes a walk of its own root only."""
-    cmd = argv[:2] if argv[:1] == ["sessions"] else argv[:1]
-    if cmd not in (["stats"], ["sessions", "list"], ["sessions", "search"]):
-        return _NoWalk()
-    given = None
-    for i, a in enumerate(argv):
-        if a in ("--no-cache", "-h", "--help", "--"):
-            return _NoWalk()
-        if a == "--session-dir" and i + 1 < len(argv):
-            given = argv[i + 1]
-        elif a.startswith("--session-dir="):
-            given = a[len("--session-dir=") :]
-    from ama.config.paths import data_dir_str, sessions_dir_str
-
-    try:
-        root, data_dir = sessions_dir_str(given), data_dir_str()
-    except AmaError:  # (argparse's run says so)
-        return _NoWalk()
-    from ama.index.disk import early
-
-    return early(root, data_dir=data_dir)
 
 
 def list_verb_parser(prog: str, *, description: str, epilog: str, help: str, list_description: str) -> tuple[Any, Any]:

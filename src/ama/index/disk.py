@@ -29,8 +29,6 @@ try:
 except ImportError:  # pragma: no cover
     from hashlib import blake2b
 
-from ama.session.layout import iter_session_files
-
 #: a directory (with its trailing "/") and names of session files in it: a run of the walk
 #: (sorted), or the whole directory in the order it was read (sorted when paths are asked for)
 Segment = tuple[str, list[str]]
@@ -118,6 +116,8 @@ def scan_disk(root: str, *, max_depth: int = 3) -> DiskState:
         if found is not None:
             return found
     if not _BY_FD:  # pragma: no cover - Windows
+        from ama.session.layout import iter_session_files
+
         segments: list[Segment] = []
         values: list[int] = []
         for p in iter_session_files(root, max_depth=max_depth):
