@@ -239,3 +239,23 @@ def test_commands_with_the_early_walk_answer_as_the_files_say(sessions_dir: Path
     same()
     os.unlink(sessions[1].path)
     same()
+
+
+def test_a_fork_needs_a_core_idle_now(monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    from ama.index import fanout
+
+    monkeypatch.delenv("AMA_SCAN_WORKERS", raising=False)
+    monkeypatch.setattr(threading, "active_count", lambda: 1)  # (a thread an earlier test left)
+    if os.path.exists("/proc/loadavg"):
+        assert disk._runnable() >= 1  # this process at least
+    monkeypatch.setattr(fanout, "usable_cpus", lambda: 2)
+    for running, want in ((1, True), (2, False), (7, False)):
+        monkeypatch.setattr(disk, "_runnable", lambda running=running: running)
+        assert disk._may_fork(disk.FORK_MIN_FILES) is want
+        assert disk._may_fork(None) is want  # (the early walk: the number not known yet)
+    assert disk._may_fork(disk.FORK_MIN_FILES - 1) is False
+    monkeypatch.setattr(fanout, "usable_cpus", lambda: 1)
+    monkeypatch.setattr(disk, "_runnable", lambda: 0)
+    assert disk._may_fork(None) is False

@@ -150,10 +150,10 @@ def _may_fork(files: int | None) -> bool:
     """Whether to stat half of ``files`` (None: a number not known yet) in a second process:
     POSIX, no other thread in this process (a forked child gets only the calling thread),
     and either ``AMA_SCAN_WORKERS`` of 2 or more (tests, tuning; ``1``: never) or at least
-    ``FORK_MIN_FILES`` files and a core to spare: more than one usable core, and a load
-    average that leaves one idle (on a busy machine the child only waits for a core and
-    costs ~10% more CPU: measured at a load of 7 on 2 cores, 10,000 files took 10 ms longer
-    with the fork; on an idle one, ~5-10 ms less)."""
+    ``FORK_MIN_FILES`` files and a core to spare: more than one usable core, and one of them
+    idle now (:func:`_runnable`; on a busy machine the child only waits for a core and costs
+    ~10% more CPU: measured at a load of 7 on 2 cores, 10,000 files took 10 ms longer with
+    the fork; on an idle one, ~5-10 ms less)."""
     import sys
 
     if not hasattr(os, "fork") or (files is not None and files < 2):
@@ -168,11 +168,27 @@ def _may_fork(files: int | None) -> bool:
     from ama.index.fanout import usable_cpus
 
     cpus = usable_cpus()
+    return cpus > 1 and _runnable() <= cpus - 1
+
+
+def _runnable() -> float:
+    """The tasks running or ready to run now, this process included: Linux's count (the
+    fourth field of ``/proc/loadavg``: a command's own earlier moments, or other commands
+    run one after another, do not count as they do in the load average); elsewhere the
+    one-minute load average and this process."""
     try:
-        load = os.getloadavg()[0]
+        fd = os.open("/proc/loadavg", os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        try:
+            data = os.read(fd, 256)
+        finally:
+            os.close(fd)
+        return int(data.split()[3].split(b"/")[0])
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.getloadavg()[0] + 1
     except (AttributeError, OSError):
-        load = 0.0
-    return cpus > 1 and load <= cpus - 1
+        return 1
 
 
 def _list(root: str, max_depth: int) -> list[Segment]:
