@@ -259,3 +259,16 @@ def test_a_fork_needs_a_core_idle_now(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(fanout, "usable_cpus", lambda: 1)
     monkeypatch.setattr(disk, "_runnable", lambda: 0)
     assert disk._may_fork(None) is False
+
+
+def test_without_proc_the_load_average_says_how_busy(monkeypatch: pytest.MonkeyPatch) -> None:
+    real_open = os.open
+
+    def no_proc(path, *a, **k):
+        if path == "/proc/loadavg":
+            raise FileNotFoundError(path)
+        return real_open(path, *a, **k)
+
+    monkeypatch.setattr(os, "open", no_proc)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.7, 2.0, 3.0))
+    assert disk._runnable() == 0.7

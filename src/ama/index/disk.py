@@ -172,10 +172,10 @@ def _may_fork(files: int | None) -> bool:
 
 
 def _runnable() -> float:
-    """The tasks running or ready to run now, this process included: Linux's count (the
-    fourth field of ``/proc/loadavg``: a command's own earlier moments, or other commands
-    run one after another, do not count as they do in the load average); elsewhere the
-    one-minute load average and this process."""
+    """How busy the machine is now, compared with ``cores - 1``: on Linux the tasks running
+    or ready to run, this process included (the fourth field of ``/proc/loadavg``: unlike the
+    load average, it does not count a command's own earlier moments, or commands run one
+    after another); elsewhere the one-minute load average."""
     try:
         fd = os.open("/proc/loadavg", os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         try:
@@ -186,9 +186,9 @@ def _runnable() -> float:
     except (OSError, ValueError, IndexError):
         pass
     try:
-        return os.getloadavg()[0] + 1
+        return os.getloadavg()[0]
     except (AttributeError, OSError):
-        return 1
+        return 0.0
 
 
 def _list(root: str, max_depth: int) -> list[Segment]:
