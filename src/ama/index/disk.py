@@ -6,8 +6,10 @@ stats every session file (:class:`DiskState`); the indexer compares that with wh
 index saw (``indexer.refresh``).
 
 A command that will read the index calls :func:`early` as soon as it knows its sessions
-directory, before it imports SQLite and the index (~10-20 ms): on a machine with a core to
-spare a forked child walks the root and stats the files, in walk order, meanwhile.  When the
+directory (``ama.cli.early``, before argparse, the command, SQLite and the index load: ~25
+ms); for a directory that counted ``FORK_MIN_FILES`` files or more at its last refresh
+(:data:`LARGE_ROOTS`), on a machine with a core idle, a forked child walks the root and
+stats the files, in walk order, meanwhile.  When the
 command's refresh asks for the same root, the parent takes the child's listing (through a
 shared anonymous map) and stats files from the last one backwards until it meets the child:
 each side publishes its position in the map (the child how many it has done, the parent the
@@ -321,8 +323,6 @@ def _halves(segments: list[Segment], total: int) -> tuple[list[Segment], list[Se
         first.append((d, names))
         acc += len(names)
     return first, []
-
-
 
 
 # --- the walk started early ------------------------------------------------------------------
