@@ -72,6 +72,32 @@ def test_every_meeting_point_gives_the_walk(tmp_path: Path) -> None:
             e.close()
 
 
+@pytest.mark.parametrize("prefix", [0, 10**9])  # the parent stats everything / the child does
+def test_files_gone_after_the_listing_are_dropped_on_either_side(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, prefix: int
+) -> None:
+    """A directory removed between the child's listing and the stats: its names are dropped,
+    as ``scan_disk`` drops names it cannot stat, on the child's side or the parent's."""
+    import shutil
+
+    root = _root(tmp_path, many=9)
+    listed = disk._list(os.path.abspath(root), 3)
+
+    def list_then_remove(top: str, depth: int) -> list[disk.Segment]:
+        shutil.rmtree(Path(top) / "--m--")
+        return listed
+
+    monkeypatch.setattr(disk, "_list", list_then_remove)
+    e = _by_hand(root, prefix)
+    monkeypatch.undo()
+    try:
+        got = e._take()
+    finally:
+        e.close()
+    _same(got, scan_disk(root))
+    assert got is not None and len(got) and not any("--m--" in p for p in got.paths)
+
+
 def test_an_inode_beyond_63_bits_is_read_unsigned(tmp_path: Path) -> None:
     root = _root(tmp_path)
     want = scan_disk(root)
