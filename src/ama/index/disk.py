@@ -22,9 +22,13 @@ a child that fails, :func:`scan_disk` walks as before.
 from __future__ import annotations
 
 import marshal
-import mmap
 import os
 import stat
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; mypy knows it
+if TYPE_CHECKING:
+    import mmap
+    from collections.abc import Generator
 
 try:
     from _blake2 import blake2b  # what hashlib uses, without hashlib's OpenSSL import (~5 ms)
@@ -163,11 +167,13 @@ def _may_fork(files: int | None) -> bool:
     threading = sys.modules.get("threading")
     if threading is not None and threading.active_count() > 1:
         return False
-    if os.environ.get("AMA_SCAN_WORKERS", "").strip().isdigit():
-        return _workers_env() > 1
+    from ama.index.fanout import usable_cpus, workers_env
+
+    want = workers_env()
+    if want is not None:
+        return want > 1
     if files is not None and files < FORK_MIN_FILES:
         return False
-    from ama.index.fanout import usable_cpus
 
     cpus = usable_cpus()
     return cpus > 1 and _runnable() <= cpus - 1
@@ -254,25 +260,29 @@ def _stat_part(segments: list[Segment]) -> tuple[list[int], list[int] | None]:
     values: list[int] = []
     add = values.extend
     dropped: list[int] = []
-    k = 0
-    for d, names in segments:
+    for k, st in enumerate(_stats(segments)):
+        if st is None:
+            dropped.append(k)
+        else:
+            add(st)
+    return values, dropped or None
+
+
+def _stats(segments: list[Segment], *, backwards: bool = False) -> Generator[tuple[int, int, int] | None, None, None]:
+    """:func:`_stat_at` of each name of ``segments``, in walk order or from the last one,
+    each directory opened once (None for every name of one that cannot be opened).  A name
+    is stat'ed only when its value is asked for: a caller may stop between two."""
+    for d, names in reversed(segments) if backwards else segments:
         try:
             fd = os.open(d, _DIR_FLAGS)
         except OSError:
-            dropped.extend(range(k, k + len(names)))
-            k += len(names)
-            continue
+            fd = -1
         try:
-            for name in names:
-                st = _stat_at(name, fd)
-                if st is None:
-                    dropped.append(k)
-                else:
-                    add(st)
-                k += 1
+            for name in reversed(names) if backwards else names:
+                yield None if fd < 0 else _stat_at(name, fd)
         finally:
-            os.close(fd)
-    return values, dropped or None
+            if fd >= 0:
+                os.close(fd)
 
 
 def _stat_at(name: str, fd: int, stat_at=os.stat) -> tuple[int, int, int] | None:
@@ -361,6 +371,7 @@ class Early:
         self.close()
 
     def _start(self) -> None:
+        import mmap
         import sys
 
         try:
@@ -407,23 +418,14 @@ class Early:
         # from the last file backwards, until the child's prefix reaches the next one
         tail: list[tuple[int, int, int] | None] = []
         j = n
-        for d, names in reversed(listed):
-            if j <= q[_DONE]:
-                break
-            try:
-                fd = os.open(d, _DIR_FLAGS)
-            except OSError:
-                fd = -1
-            try:
-                for name in reversed(names):
-                    if j - 1 < q[_DONE]:
-                        break
-                    j -= 1
-                    q[_LOW] = j
-                    tail.append(None if fd < 0 else _stat_at(name, fd))
-            finally:
-                if fd >= 0:
-                    os.close(fd)
+        stats = _stats(listed, backwards=True)
+        try:
+            while j - 1 >= q[_DONE]:
+                j -= 1
+                q[_LOW] = j
+                tail.append(next(stats))
+        finally:
+            stats.close()
         if os.read(self.fd, 1) != b"D":
             return None
         k = q[_DONE]  # the child's prefix, final: k >= j
@@ -485,35 +487,26 @@ def _walk_forward(root: str, max_depth: int, w: int, q: memoryview, u: memoryvie
         blob = marshal.dumps(listed)
         n = sum(len(names) for _d, names in listed)
         base = _base(len(blob))
-        if (base + 3 * n) * 8 > len(q) * 8:
+        if base + 3 * n > len(q):
             os.write(w, b"X")
             return
         q.obj[_HEAD : _HEAD + len(blob)] = blob  # type: ignore[index]
         q[_N], q[_LEN] = n, len(blob)
         os.write(w, b"L")
         i = 0
-        for d, names in listed:
-            if i >= q[_LOW]:
-                break
-            try:
-                fd = os.open(d, _DIR_FLAGS)
-            except OSError:
-                fd = -1
-            try:
-                for name in names:
-                    if i >= q[_LOW]:
-                        break
-                    st = None if fd < 0 else _stat_at(name, fd)
-                    j = base + 3 * i
-                    if st is None:
-                        q[j] = _GONE
-                    else:
-                        q[j], q[j + 1], u[j + 2] = st
-                    i += 1
-                    q[_DONE] = i
-            finally:
-                if fd >= 0:
-                    os.close(fd)
+        stats = _stats(listed)
+        try:
+            while i < n and i < q[_LOW]:
+                st = next(stats)
+                j = base + 3 * i
+                if st is None:
+                    q[j] = _GONE
+                else:
+                    q[j], q[j + 1], u[j + 2] = st
+                i += 1
+                q[_DONE] = i
+        finally:
+            stats.close()
         os.write(w, b"D")
     except BaseException:  # (an mtime beyond 64 bits, an interrupt...): the parent walks
         os.write(w, b"X")
@@ -526,17 +519,13 @@ def early(root: str, *, data_dir: str, max_depth: int = 3) -> Early:
     no other thread, no walk pending: as for the forked half of :func:`scan_disk`), or
     ``AMA_SCAN_WORKERS`` is 2 or more.  Use as ``with early(...): ...``; without a child the
     object does nothing."""
+    from ama.index.fanout import workers_env
+
     e = Early(os.path.abspath(root), max_depth)
-    wanted = _workers_env() > 1 or e.root in large_roots(data_dir)
+    wanted = (workers_env() or 0) > 1 or e.root in large_roots(data_dir)
     if wanted and Early.pending is None and _BY_FD and _may_fork(None):
         e._start()
     return e
-
-
-def _workers_env() -> int:
-    """``AMA_SCAN_WORKERS`` (0 when unset or not a number)."""
-    want = os.environ.get("AMA_SCAN_WORKERS", "").strip()
-    return int(want) if want.isdigit() else 0
 
 
 #: ``<data dir>/index.large-roots``: the roots (absolute paths, each ended by a NUL) whose

@@ -64,10 +64,16 @@ def workers_for(total_bytes: int) -> int:
     below 8 MB each.  ``AMA_SCAN_WORKERS=N`` sets the number (1: never fork)."""
     if not hasattr(os, "fork"):
         return 1
-    want = os.environ.get("AMA_SCAN_WORKERS", "")
-    if want.isdigit():
-        return max(1, min(int(want), 64))
+    want = workers_env()
+    if want is not None:
+        return max(1, min(want, 64))
     return max(1, min(usable_cpus(), 8, total_bytes // MIN_BYTES_PER_WORKER))
+
+
+def workers_env() -> int | None:
+    """``AMA_SCAN_WORKERS`` (tests, tuning), None when it is unset or not a number."""
+    want = os.environ.get("AMA_SCAN_WORKERS", "").strip()
+    return int(want) if want.isdigit() else None
 
 
 def split(items: Sequence[Any], sizes: Sequence[int], parts: int) -> list[list[int]]:

@@ -28,15 +28,6 @@ def _width() -> int:
     return cols - 2
 
 
-class Formatter(argparse.RawDescriptionHelpFormatter):
-    """argparse's ``RawDescriptionHelpFormatter`` (descriptions printed as written)."""
-
-    def __init__(
-        self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None
-    ):
-        super().__init__(prog, indent_increment, max_help_position, width if width is not None else _width())
-
-
 class Wrapping(argparse.HelpFormatter):
     """argparse's default ``HelpFormatter`` (descriptions re-wrapped to the width)."""
 
@@ -44,3 +35,7 @@ class Wrapping(argparse.HelpFormatter):
         self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None
     ):
         super().__init__(prog, indent_increment, max_help_position, width if width is not None else _width())
+
+
+class Formatter(Wrapping, argparse.RawDescriptionHelpFormatter):
+    """argparse's ``RawDescriptionHelpFormatter`` (descriptions printed as written)."""
