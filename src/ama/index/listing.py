@@ -371,26 +371,34 @@ def _short(
     """``shortid.abbreviate(shown, among=<every id and file-name id of the root>)``: each
     id's neighbours in the sorted set of lowercase ids, looked up in the ``catalog``
     indexes instead of sorting every id (``extra``: lowercase ids of files with no row)."""
+    keys = sorted({i.lower() for i in shown if i})
+    near: dict[str, tuple[str | None, str | None]] = {}
+    if keys:  # one statement for the page: each id's two neighbours, by the two indexes
+        for k, lo, hi in db.execute(_NEIGHBOURS, (json.dumps(keys), rid)):
+            near[k] = (lo, hi)
     out: dict[str, str] = {}
     for i in shown:
         if not i:
             continue
         k = i.lower()
-        lo = db.execute(
-            "SELECT max(x) FROM (SELECT max(lid) x FROM catalog WHERE root_id = ? AND lid < ?"
-            " UNION ALL SELECT max(lnid) FROM catalog WHERE root_id = ? AND lnid < ?)",
-            (rid, k, rid, k),
-        ).fetchone()[0]
-        hi = db.execute(
-            "SELECT min(x) FROM (SELECT min(lid) x FROM catalog WHERE root_id = ? AND lid > ?"
-            " UNION ALL SELECT min(lnid) FROM catalog WHERE root_id = ? AND lnid > ?)",
-            (rid, k, rid, k),
-        ).fetchone()[0]
-        near = [x for x in (lo, hi) if x]
-        near += [x for x in extra if x and x != k]  # few: compare with each
-        n = max([common_prefix(k, x) for x in near], default=0)
+        lo, hi = near[k]
+        others = [x for x in (lo, hi) if x]
+        others += [x for x in extra if x and x != k]  # few: compare with each
+        n = max([common_prefix(k, x) for x in others], default=0)
         out[i] = i[: max(min_len, n + 1)]
     return out
+
+
+#: per lowercase id of a JSON list (?1), the greatest id and file-name id of root ?2 below
+#: it and the least above it (``catalog_lid``, ``catalog_lnid``)
+_NEIGHBOURS = (
+    "SELECT j.value,"
+    " (SELECT max(x) FROM (SELECT max(lid) x FROM catalog WHERE root_id = ?2 AND lid < j.value"
+    " UNION ALL SELECT max(lnid) FROM catalog WHERE root_id = ?2 AND lnid < j.value)),"
+    " (SELECT min(x) FROM (SELECT min(lid) x FROM catalog WHERE root_id = ?2 AND lid > j.value"
+    " UNION ALL SELECT min(lnid) FROM catalog WHERE root_id = ?2 AND lnid > j.value))"
+    " FROM json_each(?1) j"
+)
 
 
 # --- every summary (an index from before the catalog table) --------------------------------
