@@ -8,8 +8,10 @@ integer units of 1e-10 USD (as the stats index does) so sums do not depend on th
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~3 ms: `ama stats`); mypy knows it
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any
 
 SESSION_RECORD = "ama.agent-session"
 USAGE_RECORD = "ama.agent-usage"
