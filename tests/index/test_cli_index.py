@@ -138,3 +138,41 @@ def test_user_mistakes_are_one_line_errors(sessions_dir: Path) -> None:
     ):
         p = ama(*argv, rc=rc)
         assert needle in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+
+FREEZE_PROBE = """
+import gc, sys
+from ama.cli.main import main
+explicit = sys.argv[1] == "explicit"
+sys.argv = ["ama", *sys.argv[2:]]
+code = main(sys.argv[1:] if explicit else None)
+print(f"{code} {gc.get_freeze_count() > 0}", file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize(
+    ("argv", "frozen"),
+    [
+        (["stats", "--all"], True),
+        (["stats", "--all", "--no-cache", "--json"], True),
+        (["sessions", "list", "--all"], True),
+        (["sessions", "search", "parser", "--all"], True),
+        (["runs", "list", "--all"], False),
+        (["config", "list"], False),
+    ],
+)
+def test_index_queries_leave_without_the_final_collections(argv: list[str], frozen: bool, sessions_dir: Path) -> None:
+    """As this process's command, ``stats`` / ``sessions list`` / ``sessions search`` end by
+    freezing the collector (the exit's collections would walk every object loaded, ~3 ms),
+    and their output is whole; other commands, and ``main(argv)`` called by a program that
+    goes on (the tests), keep the collector as it was."""
+    from tests.index.helpers import Builder
+
+    s = Builder(sessions_dir, "/p")
+    s.user("fix the parser", "2026-03-01T10:00:01.000Z")
+    s.assistant("2026-03-01T10:00:02.000Z", "done")
+    want = ama(*argv).stdout
+    for how, expect in (("own", frozen), ("explicit", False)):
+        p = subprocess.run([sys.executable, "-c", FREEZE_PROBE, how, *argv], capture_output=True, text=True, timeout=60)
+        assert p.stderr.splitlines()[-1] == f"0 {expect}", (how, p.stderr)
+        assert p.stdout == want

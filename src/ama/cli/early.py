@@ -20,6 +20,13 @@ class _NoWalk:
         return None
 
 
+def reads_index(argv: list[str]) -> bool:
+    """``ama stats``, ``ama sessions list``, ``ama sessions search`` (with the index or not):
+    commands that read session files and the index and write nothing else."""
+    cmd = argv[:2] if argv[:1] == ["sessions"] else argv[:1]
+    return cmd in (["stats"], ["sessions", "list"], ["sessions", "search"])
+
+
 def early_walk(argv: list[str]) -> Early | _NoWalk:
     """``with early_walk(argv): ...`` around a command line about to be parsed.  ``ama
     stats``, ``ama sessions list`` and ``ama sessions search`` read the index of their
@@ -28,8 +35,7 @@ def early_walk(argv: list[str]) -> Early | _NoWalk:
     is taken from ``--session-dir`` as written in full (else from the environment); a command
     line that argparse reads otherwise (an abbreviated option, ``--`` before it) only wastes
     the walk: the index's refresh takes a walk of its own root only."""
-    cmd = argv[:2] if argv[:1] == ["sessions"] else argv[:1]
-    if cmd not in (["stats"], ["sessions", "list"], ["sessions", "search"]):
+    if not reads_index(argv):
         return _NoWalk()
     given = None
     for i, a in enumerate(argv):
