@@ -1,7 +1,10 @@
 """Spread a scan over the machine's cores with ``fork`` (POSIX), results back by ``marshal``.
 
 The scans (``--no-cache`` or no usable index) read every session file; on a machine with
-several cores each forked child reads its share of the files.  Results must be plain data
+several cores each forked child reads its share of the files: a fixed share (:func:`run`),
+or small groups taken one after another from a common queue until none is left
+(:func:`run_shared`), so that a process that runs slower (a busy core, files that take
+longer) takes fewer.  Results must be plain data
 (tuples, lists, dicts, str, int, float, None) and the caller must combine them so that the
 outcome does not depend on how the files were split (sums of integers, sorted lists).
 A child that fails is redone in the parent, so the result never depends on the fork.
@@ -120,3 +123,77 @@ def run(work: Callable[[list[int]], T], groups: list[list[int]]) -> list[T]:
         else:
             results.append(work(g))
     return results
+
+
+#: groups per process for :func:`run_shared` (the last groups even out the processes' ends)
+GROUPS_PER_WORKER = 8
+_TOKEN = 2  # bytes of a group's number in the queue (a pipe: each read takes one whole)
+_QUEUE_BYTES = 4096  # what any pipe holds (Linux gives one page when a user has many pipes)
+
+
+def run_shared(work: Callable[[list[int]], T], groups: list[list[int]], workers: int) -> list[T]:
+    """``[work(g) for g in groups]``, computed by this process and ``workers - 1`` forked
+    children, each taking the next group from a common queue as it finishes one.
+
+    The queue is a pipe filled with the groups' numbers before the fork and closed for
+    writing (a read of one number takes it whole; an empty pipe reads as its end).  Each
+    child sends back its ``(number, result)`` pairs; a group whose result did not come
+    back (the child failed or was killed) is computed here, so the result never depends on
+    the fork, nor on which process computed which group."""
+    n = len(groups)
+    if workers <= 1 or n <= 1 or n * _TOKEN > _QUEUE_BYTES or not hasattr(os, "fork"):
+        return [work(g) for g in groups]
+    import contextlib
+    import signal
+
+    r, w = os.pipe()
+    try:
+        queue = b"".join(i.to_bytes(_TOKEN, "little") for i in range(n))
+        while queue:  # (one write: no reader yet, the pipe must hold it all)
+            queue = queue[os.write(w, queue) :]
+    finally:
+        os.close(w)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    children: list[tuple[int, int]] = []
+    results: dict[int, T] = {}
+    done = False
+    try:
+        for _ in range(min(workers, n) - 1):
+            rr, ww = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # the child: compute, send, leave without running the parent's cleanups
+                code = 1
+                try:
+                    os.close(rr)
+                    data = marshal.dumps(_take(r, work, groups))  # type: ignore[arg-type]
+                    with os.fdopen(ww, "wb") as out:
+                        out.write(data)
+                    code = 0
+                finally:
+                    os._exit(code)
+            os.close(ww)
+            children.append((pid, rr))
+        results.update(_take(r, work, groups))
+        done = True
+    finally:
+        os.close(r)
+        for pid, rr in children:
+            if not done:  # (an error here, Ctrl-C): the children's work is not wanted
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+            with os.fdopen(rr, "rb") as f:
+                data = f.read()
+            _, status = os.waitpid(pid, 0)
+            if done and os.waitstatus_to_exitcode(status) == 0 and data:
+                results.update(marshal.loads(data))
+    return [results[i] if i in results else work(groups[i]) for i in range(n)]
+
+
+def _take(queue: int, work: Callable[[list[int]], T], groups: list[list[int]]) -> list[tuple[int, T]]:
+    """Take groups from the queue until it is empty: ``(number, work(group))`` of each."""
+    out = []
+    while len(token := os.read(queue, _TOKEN)) == _TOKEN:
+        i = int.from_bytes(token, "little")
+        out.append((i, work(groups[i])))
+    return out

@@ -134,9 +134,10 @@ def scan(root: str, q: StatsQuery) -> Gathered:
     from ama.index import msgspec_light  # noqa: F401  (first: see its docstring)
     from ama.index.stats_scan import scan_files  # (before the fork: the children inherit it)
 
-    groups = fanout.split(paths, sizes, fanout.workers_for(sum(sizes)))
-    for req, turns, latency, tools, scanned, invalid, external, agents in fanout.run(
-        lambda idx: scan_files([paths[i] for i in idx], [sizes[i] for i in idx], q), groups
+    workers = fanout.workers_for(sum(sizes))
+    groups = fanout.split(paths, sizes, workers * fanout.GROUPS_PER_WORKER if workers > 1 else 1)
+    for req, turns, latency, tools, scanned, invalid, external, agents in fanout.run_shared(
+        lambda idx: scan_files([paths[i] for i in idx], [sizes[i] for i in idx], q), groups, workers
     ):
         g.req += req
         g.turns += turns
