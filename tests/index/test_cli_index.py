@@ -56,7 +56,7 @@ def test_read_commands_do_not_import_the_agent_stack(argv: list[str], sessions_d
 
 LIGHT = (
     "dataclasses", "msgspec", "ama.session.reader", "ama.index.extract", "ama.index.update", "pathlib", "typing",
-    "shutil",
+    "shutil", "argparse", "gettext", "locale",
 )  # fmt: skip
 LIGHT_PROBE = PROBE.split("# doctor")[0] + f"print(','.join(m for m in {LIGHT!r} if m in sys.modules))\n"
 
@@ -77,7 +77,9 @@ def test_a_current_index_answers_without_the_decoders(argv: list[str], workers: 
     help formatter asks it for the width): each costs milliseconds of the ~20 above the
     interpreter.  Also when the files are stat'ed in two processes, as with thousands of
     sessions (``AMA_SCAN_WORKERS=2``); and when the report is computed from the index's
-    rows rather than read from the query cache (the first ``stats`` after a turn)."""
+    rows rather than read from the query cache (the first ``stats`` after a turn).  A plain
+    command line is read without argparse (``cli/quick.py``), so not even argparse,
+    ``gettext`` and ``locale`` (its messages' lookups) are loaded."""
     from tests.index.helpers import Builder
 
     for cwd in ("/p", "/q"):

@@ -175,7 +175,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _command(argv: list[str]) -> int:
-    """``ama <command> ...``: the command's module parses the rest and runs."""
+    """``ama <command> ...``: the command's module parses the rest and runs (the plain
+    command lines of the index's queries without argparse: ``cli/quick.py``)."""
+    from ama.cli.early import reads_index
+
+    if reads_index(argv):
+        from ama.cli.quick import parse
+
+        quick = parse(argv)
+        if quick is not None:
+            return run(*quick)
     name = argv[0]
     module = importlib.import_module(COMMANDS[name][0])
     verbs = getattr(module, "VERBS", None)

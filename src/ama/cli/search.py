@@ -3,15 +3,17 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
 from ama.cli.util import local_time, sessions_dir
 from ama.errors import InvalidArguments
-from ama.index.helpfmt import Formatter
 from ama.index.hits import parse_roles as _roles
 from ama.index.hits import search_page, since_ms
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; mypy knows it
+if TYPE_CHECKING:
+    import argparse
 
 DESCRIPTION = """\
 Search user text, assistant text, tool calls (as `name args-json`) and tool results of the
@@ -26,6 +28,8 @@ was rewound away from).  See docs/search.md."""
 
 
 def add_parser(sub: argparse._SubParsersAction, add_session_dir) -> None:
+    from ama.index.helpfmt import Formatter
+
     p = sub.add_parser(
         "search",
         help="search the text of sessions, newest first",

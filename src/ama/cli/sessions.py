@@ -3,7 +3,6 @@ restore, prune."""
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
@@ -20,6 +19,7 @@ from ama.errors import AmaError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; mypy knows it
 if TYPE_CHECKING:
+    import argparse
     from typing import Any
 
     from ama.session.projection import ProjectedContext
@@ -40,6 +40,8 @@ VERBS = (
 
 def build_parser(prog: str, only: str | None = None) -> argparse.ArgumentParser:
     """The parser of ``ama sessions``; ``only``: build just this verb (the one about to run)."""
+    import argparse
+
     from ama.index.helpfmt import Wrapping
 
     parser = argparse.ArgumentParser(

@@ -3,7 +3,6 @@ included as rows of their own."""
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
@@ -11,6 +10,8 @@ from ama.cli.util import local_time, one_line, print_json, sessions_dir
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; mypy knows it
 if TYPE_CHECKING:
+    import argparse
+
     from ama.session.catalog import Listing, Page
     from ama.session.summary_data import SessionSummary
 

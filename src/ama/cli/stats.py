@@ -6,14 +6,16 @@ client, no terminal toolkit).
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from datetime import date
 
 from ama.cli.util import add_session_dir, print_json, sessions_dir
 from ama.errors import InvalidArguments
-from ama.index.helpfmt import Formatter
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; mypy knows it
+if TYPE_CHECKING:
+    import argparse
 
 DESCRIPTION = """\
 Count what the sessions of this project (or --all) did: model requests by kind, turns and
@@ -27,6 +29,10 @@ session files instead and neither reads nor writes the index.  See docs/stats.md
 
 
 def build_parser(prog: str) -> argparse.ArgumentParser:
+    import argparse
+
+    from ama.index.helpfmt import Formatter
+
     p = argparse.ArgumentParser(prog=prog, description=DESCRIPTION, formatter_class=Formatter)
     p.add_argument(
         "--since", metavar="WHEN", help="first day: today, yesterday, 7d, 4w or YYYY-MM-DD (local, inclusive)"
