@@ -49,6 +49,12 @@ class RefreshInfo:
         """The session files, in the catalog's walk order."""
         return [] if self._disk is None else self._disk.paths
 
+    @property
+    def files(self) -> int:
+        """How many session files there are: ``len(paths)`` without making the paths (for
+        10,000 files, ~3 ms of an indexed ``sessions list``)."""
+        return 0 if self._disk is None else len(self._disk)
+
     def __repr__(self) -> str:
         return f"RefreshInfo(root_id={self.root_id}, scanned={self.scanned}, cached={self.cached}, removed={self.removed})"
 

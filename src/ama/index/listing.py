@@ -160,7 +160,7 @@ def _page(db: sqlite3.Connection, info: RefreshInfo, root: str, opts: dict[str, 
         " (SELECT count(*) FROM catalog WHERE root_id = ? AND archived_own = 1)",
         (rid, rid),
     ).fetchone()
-    if ncatalog == len(info.paths):  # every file has its rows (none is unreadable), with a catalog row
+    if ncatalog == info.files:  # every file has its rows (none is unreadable), with a catalog row
         archived = _archived(db, rid, info.paths) if nown else set()
         if archived is not None:
             return _page_by_sql(db, info, opts, short, archived)
