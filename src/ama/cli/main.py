@@ -16,6 +16,8 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; mypy kno
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable, Sequence
+    from types import SimpleNamespace
+    from typing import Any
 
 #: command name -> (module, one-line summary).  Each module defines ``build_parser(prog)``
 #: returning an ``argparse.ArgumentParser`` whose parsed namespace carries ``func``.
@@ -119,8 +121,9 @@ def _agent_parser(*, json_errors: bool = False) -> argparse.ArgumentParser:
     return parser
 
 
-def run(func: Callable[[argparse.Namespace], int | None], args: argparse.Namespace) -> int:
-    """Call a command function, mapping ama errors to messages and exit codes."""
+def run(func: Callable[[Any], int | None], args: argparse.Namespace | SimpleNamespace) -> int:
+    """Call a command function, mapping ama errors to messages and exit codes (``args``:
+    argparse's, or what ``cli/quick.py`` read from a plain command line)."""
     from ama.errors import AmaError, exit_code
 
     try:
