@@ -97,31 +97,13 @@ def run(work: Callable[[list[int]], T], groups: list[list[int]]) -> list[T]:
         return [work(g) for g in groups]
     sys.stdout.flush()
     sys.stderr.flush()
-    children: list[tuple[int, int, list[int]]] = []
-    for g in groups[1:]:
-        r, w = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the child: compute, send, leave without running the parent's cleanups
-            code = 1
-            try:
-                os.close(r)
-                data = marshal.dumps(work(g))  # type: ignore[arg-type]
-                with os.fdopen(w, "wb") as out:
-                    out.write(data)
-                code = 0
-            finally:
-                os._exit(code)
-        os.close(w)
-        children.append((pid, r, g))
+    from functools import partial
+
+    children = [(*_spawn(partial(work, g)), g) for g in groups[1:]]
     results = [work(groups[0])]
     for pid, r, g in children:
-        with os.fdopen(r, "rb") as f:
-            data = f.read()
-        _, status = os.waitpid(pid, 0)
-        if os.waitstatus_to_exitcode(status) == 0 and data:
-            results.append(marshal.loads(data))
-        else:
-            results.append(work(g))
+        got = _collect(pid, r)
+        results.append(work(g) if got is _MISSING else got)
     return results
 
 
@@ -160,20 +142,7 @@ def run_shared(work: Callable[[list[int]], T], groups: list[list[int]], workers:
     done = False
     try:
         for _ in range(min(workers, n) - 1):
-            rr, ww = os.pipe()
-            pid = os.fork()
-            if pid == 0:  # the child: compute, send, leave without running the parent's cleanups
-                code = 1
-                try:
-                    os.close(rr)
-                    data = marshal.dumps(_take(r, work, groups))  # type: ignore[arg-type]
-                    with os.fdopen(ww, "wb") as out:
-                        out.write(data)
-                    code = 0
-                finally:
-                    os._exit(code)
-            os.close(ww)
-            children.append((pid, rr))
+            children.append(_spawn(lambda: _take(r, work, groups)))
         results.update(_take(r, work, groups))
         done = True
     finally:
@@ -182,12 +151,43 @@ def run_shared(work: Callable[[list[int]], T], groups: list[list[int]], workers:
             if not done:  # (an error here, Ctrl-C): the children's work is not wanted
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL)
-            with os.fdopen(rr, "rb") as f:
-                data = f.read()
-            _, status = os.waitpid(pid, 0)
-            if done and os.waitstatus_to_exitcode(status) == 0 and data:
-                results.update(marshal.loads(data))
+            got = _collect(pid, rr)
+            if done and got is not _MISSING:
+                results.update(got)
     return [results[i] if i in results else work(groups[i]) for i in range(n)]
+
+
+def _spawn(compute: Callable[[], Any]) -> tuple[int, int]:
+    """Fork a child that sends ``compute()`` back by ``marshal``: ``(pid, fd to read it from)``.
+    The caller flushes stdout and stderr first (else the child would write their buffers too)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: compute, send, leave without running the parent's cleanups
+        code = 1
+        try:
+            os.close(r)
+            data = marshal.dumps(compute())
+            with os.fdopen(w, "wb") as out:
+                out.write(data)
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(w)
+    return pid, r
+
+
+_MISSING = object()  # what :func:`_collect` gives for a child that failed
+
+
+def _collect(pid: int, fd: int) -> Any:
+    """Read what the child of :func:`_spawn` sent and reap it: its result, or
+    :data:`_MISSING` when it did not end well or sent nothing."""
+    with os.fdopen(fd, "rb") as f:
+        data = f.read()
+    _, status = os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(status) == 0 and data:
+        return marshal.loads(data)
+    return _MISSING
 
 
 def _take(queue: int, work: Callable[[list[int]], T], groups: list[list[int]]) -> list[tuple[int, T]]:
